@@ -1,0 +1,3 @@
+import { packageTests } from "../../scripts/vitest-preset.js";
+
+export default packageTests("checkpoint");

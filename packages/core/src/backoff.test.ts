@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { Backoff, backoffDelay } from "./backoff.js";
+
+describe("backoffDelay", () => {
+  it("grows by the factor from the initial delay when jitter is off", () => {
+    const delays = [0, 1, 2, 3].map((n) => backoffDelay(n, { initialMs: 100, factor: 2, jitter: 0 }));
+    expect(delays).toEqual([100, 200, 400, 800]);
+  });
+
+  it("never exceeds the cap, jitter included", () => {
+    for (let attempt = 0; attempt < 40; attempt++) {
+      for (const r of [0, 0.5, 0.999999]) {
+        const delay = backoffDelay(attempt, { initialMs: 100, maxMs: 5_000, jitter: 0.2, random: () => r });
+        expect(delay).toBeGreaterThanOrEqual(0);
+        expect(delay).toBeLessThanOrEqual(5_000);
+      }
+    }
+    expect(backoffDelay(1_000, { maxMs: 5_000, jitter: 0 })).toBe(5_000);
+  });
+
+  it("spreads by at most ±jitter around the base delay", () => {
+    expect(backoffDelay(0, { initialMs: 1_000, jitter: 0.2, random: () => 0 })).toBeCloseTo(800);
+    expect(backoffDelay(0, { initialMs: 1_000, jitter: 0.2, random: () => 0.5 })).toBeCloseTo(1_000);
+    expect(backoffDelay(0, { initialMs: 1_000, jitter: 0.2, random: () => 0.99999 })).toBeCloseTo(1_200, 0);
+    for (let i = 0; i < 1_000; i++) {
+      const delay = backoffDelay(2, { initialMs: 100 });
+      expect(delay).toBeGreaterThanOrEqual(320);
+      expect(delay).toBeLessThanOrEqual(480);
+    }
+  });
+
+  it("uses the documented defaults: 100 ms, ×2, 5 s cap", () => {
+    expect(backoffDelay(0, { jitter: 0 })).toBe(100);
+    expect(backoffDelay(3, { jitter: 0 })).toBe(800);
+    expect(backoffDelay(10, { jitter: 0 })).toBe(5_000);
+  });
+});
+
+describe("Backoff", () => {
+  it("counts attempts and starts again after reset", () => {
+    const backoff = new Backoff({ initialMs: 10, jitter: 0 });
+    expect([backoff.next(), backoff.next(), backoff.next()]).toEqual([10, 20, 40]);
+    expect(backoff.attempt).toBe(3);
+    backoff.reset();
+    expect(backoff.attempt).toBe(0);
+    expect(backoff.next()).toBe(10);
+  });
+});

@@ -1,0 +1,79 @@
+import { constants as osConstants } from "node:os";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { XError } from "./x-error.js";
+
+/** The exit codes every `@x` command uses (sysexits.h for usage and configuration). */
+export const ExitCode = {
+  /** Success, or a graceful stop on the first SIGINT/SIGTERM. */
+  OK: 0,
+  /** The work failed. */
+  FAILURE: 1,
+  /** Bad command line: unknown flag, missing argument. */
+  USAGE: 64,
+  /** A configuration that cannot be used. */
+  CONFIG: 78,
+} as const;
+
+/** Thrown by {@link parseCommandLine} for a command line that does not fit; commands exit 64 on it. */
+export class UsageError extends XError {
+  /** @param message - what is wrong with the command line */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("ERR_X_USAGE", message, options);
+  }
+}
+
+/**
+ * `node:util` `parseArgs` (strict unless `strict: false` is given), whose errors become a {@link UsageError}.
+ *
+ * @param config - the `parseArgs` configuration (`options`, `allowPositionals`, …); `args` defaults to
+ *   `process.argv.slice(2)`
+ */
+export function parseCommandLine<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (cause) {
+    throw new UsageError(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+/** Exit code of a process that died of `signal`, as shells report it: 128 + the signal number. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + (osConstants.signals[signal] ?? 0);
+}
+
+/** Options of {@link onShutdownSignals}. */
+export interface ShutdownOptions {
+  /** Signals that stop the command. Default `["SIGINT", "SIGTERM"]`. */
+  signals?: NodeJS.Signals[];
+  /**
+   * Called on the second signal. Default: exit at once with 128 + the signal number (130 for SIGINT,
+   * 143 for SIGTERM).
+   */
+  force?: (signal: NodeJS.Signals) => void;
+}
+
+/**
+ * The toolkit's signal convention for commands: the first SIGINT or SIGTERM calls `stop` (a graceful stop),
+ * a second one calls `force` (by default, exit at once).
+ *
+ * @param stop - the graceful stop; its rejection is not handled here, so handle it in `stop`
+ * @param options - which signals, and what a second one does
+ * @returns a function that removes the handlers
+ */
+export function onShutdownSignals(
+  stop: (signal: NodeJS.Signals) => unknown,
+  options: ShutdownOptions = {},
+): () => void {
+  const { signals = ["SIGINT", "SIGTERM"], force = (signal) => process.exit(signalExitCode(signal)) } =
+    options;
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) return force(signal);
+    stopping = true;
+    stop(signal);
+  };
+  for (const signal of signals) process.on(signal, handler);
+  return () => {
+    for (const signal of signals) process.off(signal, handler);
+  };
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { describeValue, optionError, parseOptions } from "./options.js";
+import { XError } from "./x-error.js";
+
+class PackageError extends XError {}
+
+const schema = z
+  .object({
+    timeout: z
+      .number({ error: "a finite number of seconds ≥ 0" })
+      .finite()
+      .min(0, "a finite number of seconds ≥ 0"),
+    retries: z.number().int().min(0).default(3),
+    nested: z.object({ name: z.string().min(1, "a non-empty string") }).optional(),
+  })
+  .strict();
+
+function caught(fn: () => unknown): XError {
+  try {
+    fn();
+  } catch (error) {
+    if (XError.is(error)) return error;
+    throw error;
+  }
+  throw new Error("expected a throw");
+}
+
+describe("describeValue", () => {
+  it("renders values readably and cuts long ones", () => {
+    expect(describeValue("a")).toBe('"a"');
+    expect(describeValue(-1)).toBe("-1");
+    expect(describeValue(Number.NaN)).toBe("NaN");
+    expect(describeValue(undefined)).toBe("undefined");
+    expect(describeValue({ a: 1n })).toBe('{"a":"1n"}');
+    expect(describeValue(function named() {})).toBe("[function named]");
+    expect(describeValue(Symbol("s"))).toBe("Symbol(s)");
+    expect(describeValue("x".repeat(200))).toHaveLength(80);
+  });
+});
+
+describe("optionError", () => {
+  it("names the option, the value and what was expected", () => {
+    const error = optionError("ERR_X_DEMO_OPTIONS", "timeout", -1, "a number ≥ 0", PackageError);
+    expect(error).toBeInstanceOf(PackageError);
+    expect(error.code).toBe("ERR_X_DEMO_OPTIONS");
+    expect(error.message).toBe("invalid option timeout: -1 (expected a number ≥ 0)");
+  });
+});
+
+describe("parseOptions", () => {
+  it("returns the parsed options with defaults", () => {
+    expect(parseOptions(schema, { timeout: 1 }, "ERR_X_DEMO_OPTIONS")).toEqual({ timeout: 1, retries: 3 });
+  });
+
+  it("throws the package's error naming the option and the value, with the zod error as cause", () => {
+    const error = caught(() => parseOptions(schema, { timeout: -1 }, "ERR_X_DEMO_OPTIONS", PackageError));
+    expect(error).toBeInstanceOf(PackageError);
+    expect(error.code).toBe("ERR_X_DEMO_OPTIONS");
+    expect(error.message).toBe("invalid option timeout: -1 (expected a finite number of seconds ≥ 0)");
+    expect(error.cause).toBeInstanceOf(z.ZodError);
+  });
+
+  it("names nested options by their path", () => {
+    const error = caught(() =>
+      parseOptions(schema, { timeout: 1, nested: { name: "" } }, "ERR_X_DEMO_OPTIONS"),
+    );
+    expect(error.message).toBe('invalid option nested.name: "" (expected a non-empty string)');
+  });
+
+  it("names an unknown option", () => {
+    const error = caught(() => parseOptions(schema, { timeout: 1, timout: 2 }, "ERR_X_DEMO_OPTIONS"));
+    expect(error.message).toBe("invalid option timout: 2 (expected no such option)");
+  });
+
+  it("rejects a non-object as a whole", () => {
+    const error = caught(() => parseOptions(schema, 5, "ERR_X_DEMO_OPTIONS"));
+    expect(error.message).toMatch(/^invalid option options: 5 /);
+  });
+});

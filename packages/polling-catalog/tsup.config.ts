@@ -1,0 +1,3 @@
+import { packageBuild } from "../../scripts/tsup-preset.js";
+
+export default packageBuild({ index: "src/index.ts", testing: "src/testing/index.ts" });
