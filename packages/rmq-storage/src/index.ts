@@ -1,2 +1,23 @@
-/** Package version, for diagnostics. */
-export const version = "0.1.0";
+export { ErrorCode, RmqStorageError } from "./errors.js";
+export { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
+export { openPostgresStorage, PostgresStorage, type PostgresStorageOptions } from "./postgres-storage.js";
+export { resolveDates, resolveDirectory, resolveRelation, resolveRevision } from "./resolve.js";
+export { type Item, routingKey, splitRanges } from "./routing.js";
+export {
+  openSqliteStorage,
+  SQLITE_SCHEMA_VERSION,
+  SqliteStorage,
+  type SqliteStorageOptions,
+} from "./sqlite-storage.js";
+export {
+  type DirectoryData,
+  EntityType,
+  type Path,
+  type ProvenanceResult,
+  type ProvenanceStorage,
+  type RelationData,
+  RelationType,
+  type RevisionData,
+  type Sha1,
+  type Timestamp,
+} from "./types.js";

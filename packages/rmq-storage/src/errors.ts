@@ -1,0 +1,66 @@
+import { XError, type XErrorOptions } from "@x/core";
+
+/** The stable error codes of `@x/rmq-storage`. */
+export const ErrorCode = {
+  /** A write or read got an invalid id, date, path, URL, relation, entity or shape. */
+  BAD_INPUT: "ERR_X_RMQ_STORAGE_BAD_INPUT",
+  /** An option of a factory is missing, of the wrong type or out of range. */
+  BAD_OPTION: "ERR_X_RMQ_STORAGE_BAD_OPTION",
+  /** A method was called after `close()` / `stop()`. */
+  CLOSED: "ERR_X_RMQ_STORAGE_CLOSED",
+  /** The broker could not be reached within `connectTimeoutMs`. */
+  CONNECT: "ERR_X_RMQ_STORAGE_CONNECT",
+  /** An exchange or queue already exists with other arguments. */
+  TOPOLOGY: "ERR_X_RMQ_STORAGE_TOPOLOGY",
+  /** A storage could not be opened, or a read failed (`cause` set). */
+  BACKEND: "ERR_X_RMQ_STORAGE_BACKEND",
+} as const;
+
+/** One of the codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Every error thrown by `@x/rmq-storage`: an `XError` whose `code` is one of {@link ErrorCode}. */
+export class RmqStorageError extends XError {
+  /**
+   * @param code - one of {@link ErrorCode}
+   * @param message - what went wrong
+   * @param options - `cause`: the underlying error
+   */
+  constructor(code: string, message: string, options?: XErrorOptions) {
+    super(code, message, options);
+  }
+}
+
+/** `ERR_X_RMQ_STORAGE_BAD_INPUT` naming the method and the offending value. */
+export function badInput(method: string, what: string, ...value: [unknown?]): RmqStorageError {
+  const shown = value.length > 0 ? `: ${describe(value[0])}` : "";
+  return new RmqStorageError(ErrorCode.BAD_INPUT, `${method}: ${what}${shown}`);
+}
+
+/** `ERR_X_RMQ_STORAGE_CLOSED` for a call on a closed object. */
+export function closedError(what: string, method: string): RmqStorageError {
+  return new RmqStorageError(ErrorCode.CLOSED, `${method}: the ${what} is closed`);
+}
+
+/** `ERR_X_RMQ_STORAGE_BACKEND` wrapping the storage's own error. */
+export function backendError(message: string, cause: unknown): RmqStorageError {
+  const detail = cause instanceof Error ? `: ${cause.message}` : "";
+  return new RmqStorageError(ErrorCode.BACKEND, `${message}${detail}`, { cause });
+}
+
+function describe(value: unknown): string {
+  let text: string;
+  if (typeof value === "string") text = JSON.stringify(value);
+  else if (typeof value === "bigint") text = `${value}n`;
+  else if (value instanceof Uint8Array) text = `<${value.length} bytes>`;
+  else if (value instanceof Date)
+    text = `Date(${Number.isNaN(value.getTime()) ? "invalid" : value.toISOString()})`;
+  else {
+    try {
+      text = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? `${v}n` : v)) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}

@@ -1,0 +1,300 @@
+import { type Logger, parseOptions, silentLogger } from "@x/core";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import { joinPath } from "./bytes.js";
+import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
+import { relationEntities, relationHasPath } from "./input.js";
+import { loggerSchema } from "./option-schemas.js";
+import type { RelationRows } from "./rows.js";
+import { BaseStorage, type Occurrence } from "./storage-base.js";
+import {
+  type DirectoryData,
+  type EntityType,
+  type Path,
+  RelationType,
+  type RevisionData,
+  type Sha1,
+  type Timestamp,
+} from "./types.js";
+
+/** Options of {@link openSqliteStorage}. */
+export interface SqliteStorageOptions {
+  /** `PRAGMA synchronous`: `"normal"` survives a crash of the process, `"full"` a power loss too. Default `"normal"`. */
+  synchronous?: "normal" | "full";
+  /** How long a write waits for another process's lock, in ms. Default 5 000. */
+  busyTimeoutMs?: number;
+  /** Where write failures are logged. Default: silent. */
+  logger?: Logger;
+}
+
+const optionsSchema = z.strictObject({
+  synchronous: z.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
+  busyTimeoutMs: z
+    .number({ error: "a number of milliseconds" })
+    .int({ error: "an integer number of milliseconds" })
+    .min(0, { error: "a number of milliseconds ≥ 0" })
+    .default(5_000),
+  logger: loggerSchema,
+});
+
+/** The schema version recorded in `PRAGMA user_version`. */
+export const SQLITE_SCHEMA_VERSION = 1;
+
+const relationTables = Object.values(RelationType);
+
+const schemaSql = `
+CREATE TABLE IF NOT EXISTS content (id INTEGER PRIMARY KEY, sha1 BLOB NOT NULL UNIQUE, date INTEGER);
+CREATE TABLE IF NOT EXISTS directory (id INTEGER PRIMARY KEY, sha1 BLOB NOT NULL UNIQUE, date INTEGER, flat INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS revision (id INTEGER PRIMARY KEY, sha1 BLOB NOT NULL UNIQUE, date INTEGER, origin BLOB);
+CREATE TABLE IF NOT EXISTS origin (id INTEGER PRIMARY KEY, sha1 BLOB NOT NULL UNIQUE, url TEXT);
+CREATE TABLE IF NOT EXISTS location (id INTEGER PRIMARY KEY, path BLOB NOT NULL UNIQUE);
+${relationTables
+  .map((table) =>
+    relationHasPath(table)
+      ? `CREATE TABLE IF NOT EXISTS ${table} (src INTEGER NOT NULL, dst INTEGER NOT NULL, loc INTEGER NOT NULL, UNIQUE (src, dst, loc));`
+      : `CREATE TABLE IF NOT EXISTS ${table} (src INTEGER NOT NULL, dst INTEGER NOT NULL, UNIQUE (src, dst));`,
+  )
+  .join("\n")}
+${relationTables.map((table) => `CREATE INDEX IF NOT EXISTS ${table}_dst ON ${table} (dst);`).join("\n")}
+PRAGMA user_version = ${SQLITE_SCHEMA_VERSION};
+`;
+
+const hex = (id: Sha1) => Buffer.from(id, "hex");
+const unhex = (blob: Buffer) => blob.toString("hex");
+const earliestSql = (table: string) =>
+  `CASE WHEN ${table}.date IS NULL THEN excluded.date WHEN excluded.date IS NULL THEN ${table}.date ELSE min(${table}.date, excluded.date) END`;
+
+type Row = Record<string, unknown>;
+
+/**
+ * Opens (creating if missing) a provenance storage in an SQLite file, in WAL mode, or in memory with
+ * `":memory:"`.
+ *
+ * @param path - the database file, or `":memory:"`
+ * @param options - see {@link SqliteStorageOptions}
+ * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the file cannot
+ *   be opened or created
+ */
+export async function openSqliteStorage(
+  path: string,
+  options?: SqliteStorageOptions,
+): Promise<SqliteStorage> {
+  const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+  if (typeof path !== "string" || path === "")
+    throw new RmqStorageError(
+      ErrorCode.BAD_OPTION,
+      `invalid option path: ${JSON.stringify(path)} (expected a file path or ":memory:")`,
+    );
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { timeout: parsed.busyTimeoutMs });
+    if (path !== ":memory:") db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);
+    db.defaultSafeIntegers(true);
+    const database = db;
+    database.transaction(() => database.exec(schemaSql)).immediate();
+    return new SqliteStorage(database, parsed.logger);
+  } catch (cause) {
+    db?.close();
+    throw backendError(`cannot open SQLite storage ${JSON.stringify(path)}`, cause);
+  }
+}
+
+/** The SQLite backend of {@link ProvenanceStorage}; open it with {@link openSqliteStorage}. */
+export class SqliteStorage extends BaseStorage {
+  readonly #db: Database.Database;
+  readonly #sql: (source: string) => Database.Statement;
+
+  /** @internal use {@link openSqliteStorage} */
+  constructor(db: Database.Database, logger: Logger = silentLogger) {
+    super(logger);
+    this.#db = db;
+    const cache = new Map<string, Database.Statement>();
+    this.#sql = (source) => {
+      let statement = cache.get(source);
+      if (statement === undefined) {
+        statement = db.prepare(source);
+        cache.set(source, statement);
+      }
+      return statement;
+    };
+  }
+
+  #transaction(body: () => void): void {
+    this.#db.transaction(body).immediate();
+  }
+
+  protected writeContent(rows: Array<[Sha1, Timestamp]>): void {
+    const insert = this.#sql(
+      `INSERT INTO content (sha1, date) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("content")}`,
+    );
+    this.#transaction(() => {
+      for (const [id, date] of rows) insert.run(hex(id), date);
+    });
+  }
+
+  protected writeDirectory(rows: Array<[Sha1, DirectoryData]>): void {
+    const insert = this.#sql(
+      `INSERT INTO directory (sha1, date, flat) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("directory")}, flat = max(directory.flat, excluded.flat)`,
+    );
+    this.#transaction(() => {
+      for (const [id, { date, flat }] of rows) insert.run(hex(id), date, flat ? 1 : 0);
+    });
+  }
+
+  protected writeLocation(paths: Path[]): void {
+    this.#transaction(() => this.#insertLocations(paths));
+  }
+
+  #insertLocations(paths: Path[]): void {
+    const insert = this.#sql("INSERT OR IGNORE INTO location (path) VALUES (?)");
+    for (const path of paths) insert.run(path);
+  }
+
+  protected writeOrigin(rows: Array<[Sha1, string]>): void {
+    const insert = this.#sql(
+      "INSERT INTO origin (sha1, url) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET url = coalesce(origin.url, excluded.url)",
+    );
+    this.#transaction(() => {
+      for (const [id, url] of rows) insert.run(hex(id), url);
+    });
+  }
+
+  protected writeRevision(rows: Array<[Sha1, RevisionData | null]>): void {
+    const bare = this.#sql("INSERT OR IGNORE INTO revision (sha1) VALUES (?)");
+    const full = this.#sql(
+      `INSERT INTO revision (sha1, date, origin) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("revision")}, origin = coalesce(excluded.origin, revision.origin)`,
+    );
+    this.#transaction(() => {
+      for (const [id, data] of rows) {
+        if (data === null) bare.run(hex(id));
+        else full.run(hex(id), data.date, data.origin === null ? null : hex(data.origin));
+      }
+    });
+  }
+
+  protected writeRelation({ relation, src, dst, srcIds, dstIds, paths, rows }: RelationRows): void {
+    const ensure = (entity: EntityType) => this.#sql(`INSERT OR IGNORE INTO ${entity} (sha1) VALUES (?)`);
+    const withPath = relationHasPath(relation);
+    const insert = this.#sql(
+      withPath
+        ? `INSERT OR IGNORE INTO ${relation} (src, dst, loc) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?), (SELECT id FROM location WHERE path = ?)`
+        : `INSERT OR IGNORE INTO ${relation} (src, dst) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?)`,
+    );
+    this.#transaction(() => {
+      for (const id of srcIds) ensure(src).run(hex(id));
+      for (const id of dstIds) ensure(dst).run(hex(id));
+      this.#insertLocations(paths);
+      for (const [s, d, path] of rows) {
+        if (withPath) insert.run(hex(s), hex(d), path);
+        else insert.run(hex(s), hex(d));
+      }
+    });
+  }
+
+  #each<T>(ids: Sha1[], source: string, map: (row: Row, id: Sha1) => T | undefined): Array<[Sha1, T]> {
+    const statement = this.#sql(source);
+    const out: Array<[Sha1, T]> = [];
+    for (const id of ids) {
+      const row = statement.get(hex(id)) as Row | undefined;
+      const value = row === undefined ? undefined : map(row, id);
+      if (value !== undefined) out.push([id, value]);
+    }
+    return out;
+  }
+
+  protected readContent(ids: Sha1[]): Array<[Sha1, Timestamp]> {
+    return this.#each(
+      ids,
+      "SELECT date FROM content WHERE sha1 = ? AND date IS NOT NULL",
+      (row) => row.date as bigint,
+    );
+  }
+
+  protected readDirectory(ids: Sha1[]): Array<[Sha1, DirectoryData]> {
+    return this.#each(ids, "SELECT date, flat FROM directory WHERE sha1 = ? AND date IS NOT NULL", (row) => ({
+      date: row.date as bigint,
+      flat: row.flat !== 0n,
+    }));
+  }
+
+  protected readRevision(ids: Sha1[]): Array<[Sha1, RevisionData]> {
+    return this.#each(
+      ids,
+      "SELECT date, origin FROM revision WHERE sha1 = ? AND (date IS NOT NULL OR origin IS NOT NULL)",
+      (row) => ({
+        date: (row.date as bigint | null) ?? null,
+        origin: row.origin ? unhex(row.origin as Buffer) : null,
+      }),
+    );
+  }
+
+  protected readOrigin(ids: Sha1[]): Array<[Sha1, string]> {
+    return this.#each(
+      ids,
+      "SELECT url FROM origin WHERE sha1 = ? AND url IS NOT NULL",
+      (row) => row.url as string,
+    );
+  }
+
+  protected readEntityIds(entity: EntityType): Sha1[] {
+    return (this.#sql(`SELECT sha1 FROM ${entity}`).pluck().all() as Buffer[]).map(unhex);
+  }
+
+  protected readLocations(): Path[] {
+    return this.#sql("SELECT path FROM location ORDER BY path").pluck().all() as Buffer[];
+  }
+
+  protected readRelation(
+    relation: RelationType,
+    ids: Sha1[] | null,
+    reverse: boolean,
+  ): Array<[Sha1, Sha1, Path | null]> {
+    const [src, dst] = relationEntities(relation);
+    const withPath = relationHasPath(relation);
+    const select = `SELECT s.sha1 AS src, d.sha1 AS dst, ${withPath ? "l.path" : "NULL"} AS path FROM ${relation} r
+      JOIN ${src} s ON s.id = r.src JOIN ${dst} d ON d.id = r.dst ${withPath ? "JOIN location l ON l.id = r.loc" : ""}`;
+    const rows: Row[] =
+      ids === null
+        ? (this.#sql(select).all() as Row[])
+        : ids.flatMap(
+            (id) => this.#sql(`${select} WHERE ${reverse ? "d" : "s"}.sha1 = ?`).all(hex(id)) as Row[],
+          );
+    return rows.map((row) => [
+      unhex(row.src as Buffer),
+      unhex(row.dst as Buffer),
+      (row.path as Buffer | null) ?? null,
+    ]);
+  }
+
+  protected readOccurrences(id: Sha1, all: boolean): Occurrence[] {
+    const direct = this.#sql(`SELECT r.sha1 AS revision, r.date, o.url AS origin, l.path
+      FROM content c JOIN content_in_revision cr ON cr.src = c.id JOIN revision r ON r.id = cr.dst
+      JOIN location l ON l.id = cr.loc LEFT JOIN origin o ON o.sha1 = r.origin
+      WHERE c.sha1 = ? AND r.date IS NOT NULL`).all(hex(id)) as Row[];
+    const out: Occurrence[] = direct.map((row) => occurrence(row, row.path as Buffer));
+    if (!all) return out;
+    const indirect =
+      this.#sql(`SELECT r.sha1 AS revision, r.date, o.url AS origin, dl.path AS dir_path, cl.path AS cnt_path
+      FROM content c JOIN content_in_directory cd ON cd.src = c.id JOIN directory_in_revision dr ON dr.src = cd.dst
+      JOIN revision r ON r.id = dr.dst JOIN location cl ON cl.id = cd.loc JOIN location dl ON dl.id = dr.loc
+      LEFT JOIN origin o ON o.sha1 = r.origin
+      WHERE c.sha1 = ? AND r.date IS NOT NULL`).all(hex(id)) as Row[];
+    for (const row of indirect)
+      out.push(occurrence(row, joinPath(row.dir_path as Buffer, row.cnt_path as Buffer)));
+    return out;
+  }
+
+  protected closeBackend(): void {
+    this.#db.close();
+  }
+}
+
+function occurrence(row: Row, path: Buffer): Occurrence {
+  return {
+    revision: unhex(row.revision as Buffer),
+    date: row.date as bigint,
+    origin: (row.origin as string | null) ?? null,
+    path,
+  };
+}
