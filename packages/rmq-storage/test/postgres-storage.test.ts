@@ -1,0 +1,108 @@
+import { XError } from "@x/core";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPostgresStorage, RelationType } from "../src/index.js";
+import { randomId } from "./fixture.js";
+import { PG_URL, requireService, uniqueName } from "./services.js";
+import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";
+
+const schemas: string[] = [];
+const schema = () => {
+  const name = uniqueName("pg");
+  schemas.push(name);
+  return name;
+};
+
+beforeAll(() => requireService("PostgreSQL", PG_URL), 2_000);
+afterAll(async () => {
+  const client = new pg.Client(PG_URL);
+  await client.connect();
+  for (const name of schemas) await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+  await client.end();
+});
+
+storageSuite("PostgreSQL storage", async () => {
+  const storage = await openPostgresStorage(PG_URL, { schema: schema(), poolSize: 4 });
+  return {
+    storage,
+    fresh: () => openPostgresStorage(PG_URL, { schema: schema(), poolSize: 2 }),
+    cleanup: () => storage.close(),
+  };
+});
+
+describe("openPostgresStorage", () => {
+  it("creates its schema once even when opened concurrently", async () => {
+    const name = schema();
+    const all = await Promise.all(
+      [1, 2, 3, 4].map(() => openPostgresStorage(PG_URL, { schema: name, poolSize: 1 })),
+    );
+    const id = randomId();
+    expect(await all[0]?.contentAdd(new Map([[id, 5n]]))).toBe(true);
+    expect(await all[3]?.contentGet([id])).toEqual(new Map([[id, 5n]]));
+    await Promise.all(all.map((s) => s.close()));
+  });
+
+  it("stores dates as timestamptz, exactly, in UTC", async () => {
+    const name = schema();
+    const storage = await openPostgresStorage(PG_URL, { schema: name, poolSize: 1 });
+    const id = randomId();
+    await storage.contentAdd(new Map([[id, 1_700_000_000_123_457n]]));
+    const client = new pg.Client(PG_URL);
+    await client.connect();
+    const { rows } = await client.query(
+      `SELECT to_char(date AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US') AS d FROM ${name}.content WHERE sha1 = decode($1, 'hex')`,
+      [id],
+    );
+    await client.end();
+    expect(rows[0].d).toBe("2023-11-14 22:13:20.123457");
+    await storage.close();
+  });
+
+  it("never deadlocks with concurrent overlapping writers", async () => {
+    const name = schema();
+    const writers = await Promise.all(
+      [1, 2, 3].map(() => openPostgresStorage(PG_URL, { schema: name, poolSize: 3 })),
+    );
+    const ids = Array.from({ length: 300 }, randomId);
+    const revs = Array.from({ length: 20 }, randomId);
+    const calls = writers.flatMap((w, i) =>
+      Array.from({ length: 4 }, (_, j) => {
+        const shuffled = [...ids].sort(() => Math.random() - 0.5);
+        return [
+          w.contentAdd(new Map(shuffled.map((id) => [id, BigInt(i * 10 + j)]))),
+          w.relationAdd(
+            RelationType.CNT_EARLY_IN_REV,
+            new Map(
+              shuffled
+                .slice(0, 100)
+                .map((id) => [id, revs.map((dst) => ({ dst, path: Buffer.from(dst.slice(0, 4)) }))]),
+            ),
+          ),
+        ];
+      }).flat(),
+    );
+    expect(await Promise.all(calls)).toEqual(calls.map(() => true));
+    expect((await writers[0]?.contentGet(ids))?.get(ids[0] as string)).toBe(0n);
+    await Promise.all(writers.map((w) => w.close()));
+  });
+
+  it("rejects bad options and an unreachable server", async () => {
+    for (const [options, name] of [
+      [{ schema: "Bad-Name" }, "schema"],
+      [{ poolSize: 0 }, "poolSize"],
+    ] as const) {
+      const error = await openPostgresStorage(PG_URL, options).catch((e: unknown) => e);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION")).toBe(true);
+      expect((error as Error).message).toContain(name);
+    }
+    const error = await openPostgresStorage("postgres://postgres@127.0.0.1:1/postgres", {
+      connectTimeoutMs: 2_000,
+    }).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_BACKEND")).toBe(true);
+    expect((error as Error).cause).toBeDefined();
+  });
+
+  it("closes idempotently and rejects every call afterwards", async () => {
+    await expectClosedBehaviour(await openPostgresStorage(PG_URL, { schema: schema(), poolSize: 1 }));
+  });
+});

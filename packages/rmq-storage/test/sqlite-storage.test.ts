@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { XError } from "@x/core";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { openSqliteStorage } from "../src/index.js";
+import { randomId } from "./fixture.js";
+import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";
+
+const dir = mkdtempSync(join(tmpdir(), "rmq-storage-sqlite-"));
+let n = 0;
+const file = () => join(dir, `db-${n++}.sqlite`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+storageSuite("SQLite storage (file)", async () => {
+  const storage = await openSqliteStorage(file());
+  return { storage, fresh: () => openSqliteStorage(file()), cleanup: () => storage.close() };
+});
+
+storageSuite("SQLite storage (:memory:)", async () => {
+  const storage = await openSqliteStorage(":memory:");
+  return { storage, fresh: () => openSqliteStorage(":memory:"), cleanup: () => storage.close() };
+});
+
+describe("openSqliteStorage", () => {
+  it("uses WAL, records schema version 1, and shares the file between instances", async () => {
+    const path = file();
+    const a = await openSqliteStorage(path, { synchronous: "full", busyTimeoutMs: 100 });
+    const b = await openSqliteStorage(path);
+    const id = randomId();
+    expect(await a.contentAdd(new Map([[id, 42n]]))).toBe(true);
+    expect(await b.contentGet([id])).toEqual(new Map([[id, 42n]]));
+    await a.close();
+    await b.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    db.close();
+  });
+
+  it("rejects bad options naming them, and unopenable files with ERR_X_RMQ_STORAGE_BACKEND", async () => {
+    for (const [options, name] of [
+      [{ synchronous: "off" }, "synchronous"],
+      [{ busyTimeoutMs: -1 }, "busyTimeoutMs"],
+      [{ logger: {} }, "logger"],
+      [{ nope: 1 }, "nope"],
+    ] as const) {
+      const error = await openSqliteStorage(":memory:", options as never).catch((e: unknown) => e);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION")).toBe(true);
+      expect((error as Error).message).toContain(name);
+    }
+    const error = await openSqliteStorage(join(dir, "missing", "dir", "x.sqlite")).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_BACKEND")).toBe(true);
+    expect((error as Error).cause).toBeInstanceOf(Error);
+  });
+
+  it("resolves false, and logs, when a write fails in the database", async () => {
+    const path = file();
+    const errors: unknown[] = [];
+    const logger = { debug() {}, info() {}, warn() {}, error: (f: unknown) => errors.push(f) };
+    const storage = await openSqliteStorage(path, { logger });
+    const saboteur = new Database(path);
+    saboteur.exec(
+      "CREATE TRIGGER fail BEFORE INSERT ON content BEGIN SELECT RAISE(ABORT, 'disk on fire'); END",
+    );
+    saboteur.close();
+    expect(await storage.contentAdd(new Map([[randomId(), 1n]]))).toBe(false);
+    expect(errors).toHaveLength(1);
+    await storage.close();
+  });
+
+  it("closes idempotently and rejects every call afterwards", async () => {
+    await expectClosedBehaviour(await openSqliteStorage(":memory:"));
+  });
+});
