@@ -1,2 +1,36 @@
-/** Package version, for diagnostics. */
-export const version = "0.1.0";
+export type {
+  Credentials,
+  ErmrestCatalogOptions,
+  FetchFunction,
+} from "./catalog-options.js";
+export {
+  type DeleteOptions,
+  ErmrestCatalog,
+  type GetOptions,
+  type HeadersInput,
+  type PostOptions,
+  type PutOptions,
+} from "./ermrest-catalog.js";
+export {
+  ConcurrentUpdate,
+  ErrorCodes,
+  HTTPError,
+  NotModified,
+  PollingCatalogError,
+} from "./errors.js";
+export type {
+  AmqpEvent,
+  ClaimedEvent,
+  PollingCatalogEvents,
+  WakeEvent,
+  WakeReason,
+} from "./events.js";
+export {
+  type BlockingPollOptions,
+  PollingErmrestCatalog,
+  type PollingErmrestCatalogOptions,
+  type Row,
+  type RowTransform,
+  type StateChange,
+} from "./polling-catalog.js";
+export { CatalogResponse } from "./response.js";

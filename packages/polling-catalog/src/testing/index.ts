@@ -1,2 +1,9 @@
-/** Test helpers for agents: the fake ERMrest arrives with the package. */
-export const testingVersion = "0.1.0";
+export {
+  type FailNextOptions,
+  type FakeColumnType,
+  type FakeErmrest,
+  type FakeErmrestOptions,
+  type FakeRequestRecord,
+  type FakeTableOptions,
+  startFakeErmrest,
+} from "./fake-ermrest.js";

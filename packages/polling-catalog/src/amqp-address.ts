@@ -1,0 +1,39 @@
+import { ErrorCodes, PollingCatalogError } from "./errors.js";
+
+/** The AMQP heartbeat, in seconds, unless the URL sets `heartbeat`. */
+const defaultHeartbeatSeconds = 60;
+
+/**
+ * The AMQP URL to connect to: an `amqp:`/`amqps:` URL as given, `host[:port]` as `amqp://host[:port]`, or
+ * the catalog server's host without its port when `amqpServer` is absent. A `heartbeat=60` parameter is
+ * added unless the URL has one.
+ *
+ * @param amqpServer - the `amqpServer` option
+ * @param catalogServer - the catalog's `server` option (`host` or `host:port`)
+ */
+export function amqpUrlFor(amqpServer: string | undefined, catalogServer: string): string {
+  const address = amqpServer ?? hostWithoutPort(catalogServer);
+  let url: URL;
+  try {
+    url = new URL(address.includes("://") ? address : `amqp://${address}`);
+  } catch (cause) {
+    throw badAmqpServer(amqpServer, cause);
+  }
+  if (url.protocol !== "amqp:" && url.protocol !== "amqps:") throw badAmqpServer(amqpServer);
+  if (!url.searchParams.has("heartbeat")) url.searchParams.set("heartbeat", String(defaultHeartbeatSeconds));
+  return url.href;
+}
+
+function hostWithoutPort(server: string): string {
+  if (server.startsWith("[")) return server.slice(0, server.indexOf("]") + 1);
+  const colon = server.indexOf(":");
+  return colon === -1 || server.indexOf(":", colon + 1) !== -1 ? server : server.slice(0, colon);
+}
+
+function badAmqpServer(value: string | undefined, cause?: unknown): PollingCatalogError {
+  return new PollingCatalogError(
+    ErrorCodes.BAD_OPTION,
+    `invalid option amqpServer: ${JSON.stringify(value)} (expected a host, host:port or an amqp:// or amqps:// URL)`,
+    cause === undefined ? undefined : { cause },
+  );
+}

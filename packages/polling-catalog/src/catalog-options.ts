@@ -1,0 +1,81 @@
+import { type Logger, optionError, parseOptions, silentLogger } from "@x/core";
+import { z } from "zod";
+import { ErrorCodes, PollingCatalogError } from "./errors.js";
+
+/** The `fetch` the binding calls, once per HTTP attempt. */
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Secrets sent with every request. They never appear in logs, events or errors. */
+export interface Credentials {
+  /** Sent verbatim as the `Cookie` header, e.g. `"webauthn=abc"`. */
+  cookie?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  bearerToken?: string;
+}
+
+/** Options of {@link ErmrestCatalog}. */
+export interface ErmrestCatalogOptions {
+  /** URL scheme. Default `"https"`. */
+  scheme?: "http" | "https";
+  /** Host or `host:port` of the ERMrest server, without a path. Required. */
+  server: string;
+  /** The catalog id, e.g. `1` or `"1"`: a non-empty string or a non-negative integer. Required. */
+  catalogId: string | number;
+  /** Cookie and/or bearer token. Default none. */
+  credentials?: Credentials;
+  /** Keep the last 2xx GET response per URL (1 000 URLs, LRU) and revalidate it with `If-None-Match`. Default `true`. */
+  caching?: boolean;
+  /** A pino-shaped logger. Default silent. */
+  logger?: Logger;
+  /** The `fetch` to call, once per attempt. Default the global `fetch`. */
+  fetch?: FetchFunction;
+}
+
+const isFunction = (value: unknown): boolean => typeof value === "function";
+const isLogger = (value: unknown): boolean =>
+  typeof value === "object" &&
+  value !== null &&
+  ["debug", "info", "warn", "error"].every((level) => isFunction((value as Record<string, unknown>)[level]));
+
+const credentialsSchema = z
+  .object({ cookie: z.string().optional(), bearerToken: z.string().optional() })
+  .strict();
+
+/** The zod schema of {@link ErmrestCatalogOptions}. */
+export const catalogOptionsSchema = z
+  .object({
+    scheme: z.enum(["http", "https"], { error: '"http" or "https"' }).default("https"),
+    server: z
+      .string({ error: "a host or host:port string" })
+      .regex(/^[^/]+$/, { error: "a non-empty host or host:port without /" }),
+    catalogId: z.union([z.string().min(1), z.number().int().nonnegative()], {
+      error: "a non-empty string or a non-negative integer",
+    }),
+    credentials: credentialsSchema.default({}),
+    caching: z.boolean({ error: "a boolean" }).default(true),
+    logger: z.custom<Logger>(isLogger, { error: "a pino-shaped logger" }).default(silentLogger),
+    fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
+  })
+  .strict();
+
+/** {@link ErmrestCatalogOptions} after validation, defaults applied. */
+export type ParsedCatalogOptions = z.output<typeof catalogOptionsSchema>;
+
+/**
+ * Validates catalog options; throws a {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_OPTION` naming
+ * the option and its value.
+ */
+export function parseCatalogOptions(input: unknown): ParsedCatalogOptions {
+  const credentials = (input as { credentials?: unknown } | undefined)?.credentials;
+  if (credentials !== undefined && !credentialsSchema.safeParse(credentials).success) {
+    // Never echo a credential, even a malformed one.
+    throw optionError(
+      ErrorCodes.BAD_OPTION,
+      "credentials",
+      "[redacted]",
+      "an object with string cookie and/or bearerToken",
+      PollingCatalogError,
+    );
+  }
+  return parseOptions(catalogOptionsSchema, input, ErrorCodes.BAD_OPTION, PollingCatalogError);
+}

@@ -1,0 +1,248 @@
+import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { basename } from "node:path";
+import { type Logger, sleep } from "@x/core";
+import {
+  type ErmrestCatalogOptions,
+  type FetchFunction,
+  type ParsedCatalogOptions,
+  parseCatalogOptions,
+} from "./catalog-options.js";
+import { ErrorCodes, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
+import { Lru } from "./lru.js";
+import { CatalogResponse } from "./response.js";
+import { isRetryableStatus, maxTries, retryDelayMs } from "./retry.js";
+
+/** Request headers: a record, a `Headers`, or name-value pairs. */
+export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
+
+/** Options of {@link ErmrestCatalog.get}. */
+export interface GetOptions {
+  /** Reject with {@link NotModified} on a 304 instead of resolving with the cached entry. Default `false`. */
+  raiseNotModified?: boolean;
+  /** Extra request headers, merged last and case-insensitively: they replace the binding's own. */
+  headers?: HeadersInput;
+  /** Aborting it abandons the request and its retries; the call rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link ErmrestCatalog.put}. */
+export interface PutOptions {
+  /** The body, any JSON value (`[]` included), sent as `application/json`. */
+  json: unknown;
+  /** A response whose non-null `etag` is sent as `If-Match`, so the write fails with 412 if the catalog changed since. */
+  guardResponse?: CatalogResponse;
+  /** Extra request headers, merged last and case-insensitively. A caller's `If-Match` wins over the guard. */
+  headers?: HeadersInput;
+  /** Aborting it abandons the request and its retries. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link ErmrestCatalog.post}. */
+export type PostOptions = Omit<PutOptions, "guardResponse">;
+
+/** Options of {@link ErmrestCatalog.delete}. */
+export type DeleteOptions = Omit<PutOptions, "json">;
+
+interface RequestSpec {
+  method: "GET" | "PUT" | "POST" | "DELETE";
+  path: string;
+  headers?: HeadersInput | undefined;
+  json?: unknown;
+  hasBody: boolean;
+  guard?: CatalogResponse | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** The timeout of one HTTP attempt, in ms. */
+const attemptTimeoutMs = 63_000;
+/** How many GET responses the cache keeps. */
+const cacheCapacity = 1_000;
+
+/**
+ * An HTTP binding of one ERMrest catalog: GET with a revalidated response cache, ETag-guarded PUT and DELETE,
+ * POST, retries of idempotent requests, and typed errors ({@link HTTPError}, {@link NotModified},
+ * {@link ConcurrentUpdate}).
+ *
+ * Paths are appended verbatim to `<scheme>://<server>/ermrest/catalog/<id>`: encode names and values yourself.
+ *
+ * @example
+ * ```ts
+ * const catalog = new ErmrestCatalog({ server: "example.org", catalogId: 1 });
+ * const rows = (await catalog.get("/entity/S:Job/state=new")).json();
+ * ```
+ */
+export class ErmrestCatalog<
+  // biome-ignore lint/suspicious/noExplicitAny: the constraint of Node's typed EventEmitter.
+  Events extends Record<keyof Events, any[]> = Record<never, never>,
+> extends EventEmitter<Events> {
+  /** The catalog's base URL, `<scheme>://<server>/ermrest/catalog/<id>`. */
+  readonly url: string;
+  /** The logger given in the options (default silent). */
+  protected readonly logger: Logger;
+  /** The validated options. */
+  protected readonly options: ParsedCatalogOptions;
+  readonly #fetch: FetchFunction;
+  readonly #cache: Lru<string, CatalogResponse> | undefined;
+  readonly #baseHeaders: Headers;
+
+  /**
+   * @param options - see {@link ErmrestCatalogOptions}; validated at once, a bad one throws
+   *   `ERR_X_POLLING_CATALOG_BAD_OPTION`
+   */
+  constructor(options: ErmrestCatalogOptions) {
+    super();
+    this.options = parseCatalogOptions(options);
+    const { scheme, server, catalogId, credentials, caching, logger } = this.options;
+    this.url = `${scheme}://${server}/ermrest/catalog/${encodeURIComponent(String(catalogId))}`;
+    this.logger = logger;
+    this.#fetch = this.options.fetch ?? ((input, init) => fetch(input, init));
+    this.#cache = caching ? new Lru(cacheCapacity) : undefined;
+    this.#baseHeaders = new Headers({ Accept: "*/*", "Deriva-Client-Context": clientContext() });
+    if (credentials.cookie !== undefined) this.#baseHeaders.set("Cookie", credentials.cookie);
+    if (credentials.bearerToken !== undefined)
+      this.#baseHeaders.set("Authorization", `Bearer ${credentials.bearerToken}`);
+  }
+
+  /**
+   * GET `path`. With caching on, a cached entry's ETag is sent as `If-None-Match` (unless the caller sends
+   * `If-None-Match` or `If-Match`), and a 304 resolves with the cached entry.
+   *
+   * @param path - starts with `/`, appended verbatim to the catalog URL
+   * @param options - see {@link GetOptions}
+   * @throws {@link NotModified} on 304 with `raiseNotModified`; {@link HTTPError} on 400–599
+   */
+  async get(path: string, options: GetOptions = {}): Promise<CatalogResponse> {
+    const url = this.#url(path);
+    const cached = this.#cache?.get(url);
+    const headers = new Headers();
+    if (cached?.etag != null) headers.set("If-None-Match", cached.etag);
+    const callerHeaders = new Headers(options.headers);
+    if (callerHeaders.has("if-none-match") || callerHeaders.has("if-match")) headers.delete("If-None-Match");
+    const response = await this.#send(url, {
+      method: "GET",
+      path,
+      headers: mergeHeaders(headers, callerHeaders),
+      hasBody: false,
+      signal: options.signal,
+    });
+    if (response.status === 304) {
+      if (options.raiseNotModified) throw new NotModified(response, cached);
+      return cached ?? response;
+    }
+    if (response.status >= 200 && response.status < 300) this.#cache?.set(url, response);
+    return response;
+  }
+
+  /**
+   * PUT a JSON body to `path`, guarded by `guardResponse`'s ETag when given.
+   *
+   * @param path - starts with `/`
+   * @param options - see {@link PutOptions}
+   * @throws {@link ConcurrentUpdate} on 412; {@link HTTPError} on other statuses from 400 to 599
+   */
+  put(path: string, options: PutOptions): Promise<CatalogResponse> {
+    return this.#write({ method: "PUT", path, ...options, hasBody: true, guard: options.guardResponse });
+  }
+
+  /**
+   * POST a JSON body to `path`. Never guarded, never retried.
+   *
+   * @param path - starts with `/`
+   * @param options - see {@link PostOptions}
+   * @throws {@link HTTPError} on 400–599
+   */
+  post(path: string, options: PostOptions): Promise<CatalogResponse> {
+    return this.#write({ method: "POST", path, ...options, hasBody: true });
+  }
+
+  /**
+   * DELETE `path`, guarded by `guardResponse`'s ETag when given.
+   *
+   * @param path - starts with `/`
+   * @param options - see {@link DeleteOptions}
+   * @throws {@link ConcurrentUpdate} on 412; {@link HTTPError} on other statuses from 400 to 599
+   */
+  delete(path: string, options: DeleteOptions = {}): Promise<CatalogResponse> {
+    return this.#write({ method: "DELETE", path, ...options, hasBody: false, guard: options.guardResponse });
+  }
+
+  async #write(spec: RequestSpec): Promise<CatalogResponse> {
+    const url = this.#url(spec.path);
+    const headers = new Headers();
+    if (spec.guard?.etag != null) headers.set("If-Match", spec.guard.etag);
+    return this.#send(url, { ...spec, headers: mergeHeaders(headers, new Headers(spec.headers)) });
+  }
+
+  #url(path: string): string {
+    if (typeof path !== "string" || !path.startsWith("/")) {
+      throw new PollingCatalogError(
+        ErrorCodes.BAD_PATH,
+        `invalid path ${JSON.stringify(String(path))}: expected a non-empty string starting with "/"`,
+      );
+    }
+    return this.url + path;
+  }
+
+  /** One request with its retries; resolves with a 1xx–3xx response, rejects on 400–599. */
+  async #send(url: string, spec: RequestSpec): Promise<CatalogResponse> {
+    const headers = new Headers(this.#baseHeaders);
+    const init: RequestInit = { method: spec.method, headers };
+    if (spec.hasBody) {
+      init.body = JSON.stringify(spec.json);
+      headers.set("Content-Type", "application/json");
+    }
+    mergeHeaders(headers, new Headers(spec.headers));
+    const tries = spec.method === "POST" ? 1 : maxTries;
+    for (let attempt = 1; ; attempt++) {
+      const last = attempt >= tries;
+      let response: CatalogResponse;
+      try {
+        response = await this.#attempt(url, init, spec.signal);
+      } catch (error) {
+        if (last || spec.signal?.aborted) throw error;
+        const waitMs = retryDelayMs(attempt - 1, null);
+        this.logger.warn(
+          { method: spec.method, url, attempt, waitMs, error: describeError(error) },
+          "Retrying after a network error.",
+        );
+        await sleep(waitMs, { signal: spec.signal });
+        continue;
+      }
+      if (isRetryableStatus(response.status) && !last) {
+        const waitMs = retryDelayMs(attempt - 1, response.headers.get("retry-after"));
+        this.logger.warn(
+          { method: spec.method, url, attempt, status: response.status, waitMs },
+          "Retrying after a server error.",
+        );
+        await sleep(waitMs, { signal: spec.signal });
+        continue;
+      }
+      if (response.status >= 400 && response.status <= 599) throw errorForStatus(response);
+      return response;
+    }
+  }
+
+  async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<CatalogResponse> {
+    const timeout = AbortSignal.timeout(attemptTimeoutMs);
+    const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const response = await this.#fetch(url, { ...init, signal: attemptSignal });
+    const body = await response.text();
+    return new CatalogResponse(response.status, response.headers, url, body);
+  }
+}
+
+function mergeHeaders(target: Headers, extra: Headers): Headers {
+  for (const [name, value] of extra) target.set(name, value);
+  return target;
+}
+
+function clientContext(): string {
+  const cid = basename(process.argv[1] ?? process.argv0);
+  const wid = randomBytes(12).toString("hex");
+  return encodeURIComponent(JSON.stringify({ cid, wid }));
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

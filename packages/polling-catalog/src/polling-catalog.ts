@@ -1,0 +1,204 @@
+import { parseOptions } from "@x/core";
+import { z } from "zod";
+import { amqpUrlFor } from "./amqp-address.js";
+import type { ErmrestCatalogOptions } from "./catalog-options.js";
+import { ErmrestCatalog } from "./ermrest-catalog.js";
+import { ErrorCodes, NotModified, PollingCatalogError } from "./errors.js";
+import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
+import { NoticeSubscription } from "./notice-subscription.js";
+import { PollLoop } from "./poll-loop.js";
+import type { CatalogResponse } from "./response.js";
+
+/** Options of {@link PollingErmrestCatalog}: those of {@link ErmrestCatalog} plus the AMQP ones. */
+export interface PollingErmrestCatalogOptions extends ErmrestCatalogOptions {
+  /**
+   * Where ERMrest publishes change notices: a host, `host:port` (guest/guest, vhost `/`) or an `amqp://` /
+   * `amqps://` URL. Default: the catalog server's host, port 5672. Heartbeat 60 s unless the URL sets one.
+   */
+  amqpServer?: string;
+  /** The fanout exchange ERMrest publishes `change` notices on. Default `"ermrest_changes"`. */
+  noticeExchange?: string;
+}
+
+/** Options of {@link PollingErmrestCatalog.blockingPoll}. */
+export interface BlockingPollOptions {
+  /** Run `lookForWork` at least this often, in seconds, after the end of the previous drain. Default 600. */
+  pollingSeconds?: number;
+  /** Wait this long without a new notice before draining, in seconds. Default 0.1. */
+  coalesceSeconds?: number;
+  /** A stream of notices cannot postpone a drain longer than this after the wake began, in seconds. Default 5. */
+  maxCoalesceSeconds?: number;
+  /** Aborting it ends `blockingPoll`, which then resolves. */
+  signal?: AbortSignal;
+}
+
+/** The row shape `stateChangeOnce` works with: a JSON object. */
+export type Row = Record<string, unknown>;
+
+/** What `stateChangeOnce`'s transform returns for one candidate: its update, or `null`/`undefined` to drop it. */
+export type RowTransform = (row: Row) => Row | null | undefined | Promise<Row | null | undefined>;
+
+/** The result of {@link PollingErmrestCatalog.stateChangeOnce}. */
+export interface StateChange {
+  /** Thread this into the next call: non-null only when this call found no work. */
+  idleEtag: string | null;
+  /** The `[candidate, update]` pairs that were PUT, in row order; empty when nothing was claimed. */
+  batch: Array<[candidate: Row, update: Row]>;
+}
+
+const amqpOptionsSchema = z
+  .object({
+    amqpServer: z.string({ error: "a host, host:port or amqp(s):// URL" }).min(1).optional(),
+    noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
+  })
+  .strict();
+
+const seconds = (what: string) => z.number({ error: what }).refine(Number.isFinite, { error: what });
+const pollOptionsSchema = z
+  .object({
+    pollingSeconds: seconds("a finite number of seconds > 0")
+      .refine((value) => value > 0, { error: "a finite number of seconds > 0" })
+      .default(600),
+    coalesceSeconds: seconds("a finite number of seconds ≥ 0").min(0).default(0.1),
+    maxCoalesceSeconds: seconds("a finite number of seconds ≥ 0").min(0).default(5),
+    signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  })
+  .strict();
+
+/**
+ * A catalog binding for condition-action agents: {@link PollingErmrestCatalog.stateChangeOnce} claims
+ * candidate rows with an ETag-guarded GET-then-PUT, and {@link PollingErmrestCatalog.blockingPoll} runs an
+ * agent whenever there might be work, woken by ERMrest's AMQP change notices with polling as the safety net.
+ *
+ * Events (typed, never `error`): `wake`, `amqp`, `claimed`; see {@link PollingCatalogEvents}.
+ */
+export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> {
+  /** The AMQP URL notices are read from. */
+  readonly amqpUrl: string;
+  /** The notice exchange. */
+  readonly noticeExchange: string;
+
+  /**
+   * @param options - see {@link PollingErmrestCatalogOptions}; validated at once, a bad one throws
+   *   `ERR_X_POLLING_CATALOG_BAD_OPTION`
+   */
+  constructor(options: PollingErmrestCatalogOptions) {
+    const { amqpServer, noticeExchange, ...base } = (options ?? {}) as PollingErmrestCatalogOptions;
+    super(base);
+    const amqp = parseOptions(
+      amqpOptionsSchema,
+      { amqpServer, noticeExchange },
+      ErrorCodes.BAD_OPTION,
+      PollingCatalogError,
+    );
+    this.amqpUrl = amqpUrlFor(amqp.amqpServer, this.options.server);
+    this.noticeExchange = amqp.noticeExchange;
+  }
+
+  /**
+   * One claim step: GET `queryPath` (revalidated), transform each row, PUT the updates to `updatePath`
+   * guarded by the GET's ETag. Returns at once with no work when the catalog still has `idleEtag`.
+   *
+   * @param queryPath - finds candidate rows, e.g. `/entity/S:Job/state=new?limit=1`
+   * @param updatePath - takes the updates, e.g. `/attributegroup/S:Job/RID;state`
+   * @param transform - maps a candidate to its update, or to `null`/`undefined` to drop it; called one row at a time
+   * @param idleEtag - the `idleEtag` of the previous call, or `null`/omitted
+   * @throws {@link ConcurrentUpdate} when another writer changed the catalog between the GET and the PUT
+   *   (nothing was written); {@link HTTPError}; the transform's own error (before any PUT)
+   */
+  async stateChangeOnce(
+    queryPath: string,
+    updatePath: string,
+    transform: RowTransform,
+    idleEtag: string | null = null,
+  ): Promise<StateChange> {
+    let before: CatalogResponse;
+    try {
+      before = await this.get(queryPath, { raiseNotModified: true });
+    } catch (error) {
+      if (!(error instanceof NotModified)) throw error;
+      before = error.response;
+    }
+    if (typeof idleEtag === "string" && idleEtag === before.etag) {
+      this.logger.debug("No new state to process.");
+      return { idleEtag, batch: [] };
+    }
+    const plan: Array<[Row, Row]> = [];
+    for (const row of candidateRows(before)) {
+      const update = await transform(row);
+      if (update !== null && update !== undefined) plan.push([row, update]);
+    }
+    if (plan.length === 0) {
+      this.logger.debug("No candidate rows to update.");
+      return { idleEtag: before.etag, batch: [] };
+    }
+    const after = await this.put(updatePath, {
+      json: plan.map(([, update]) => update),
+      guardResponse: before,
+    });
+    const updated = safeLength(after);
+    this.logger.info({ updated }, `Updated ${updated} rows in catalog.`);
+    this.logger.debug({ plan }, "Applied plan.");
+    const event: ClaimedEvent = { queryPath, updatePath, batch: plan };
+    this.emit("claimed", event);
+    return { idleEtag: null, batch: plan };
+  }
+
+  /**
+   * Runs `lookForWork` whenever there might be work, until `signal` aborts (resolves) or `lookForWork`
+   * throws an error other than {@link ConcurrentUpdate} (rejects with it). Each call has its own AMQP
+   * connection; every AMQP failure falls back to polling.
+   *
+   * @param lookForWork - finds and does work; a truthy result means "maybe more", so it is called again
+   * @param options - see {@link BlockingPollOptions}
+   */
+  async blockingPoll(lookForWork: () => unknown, options: BlockingPollOptions = {}): Promise<void> {
+    if (typeof lookForWork !== "function") {
+      throw new PollingCatalogError(
+        ErrorCodes.BAD_OPTION,
+        `invalid option lookForWork: ${typeof lookForWork} (expected a function)`,
+      );
+    }
+    const parsed = parseOptions(pollOptionsSchema, options, ErrorCodes.BAD_OPTION, PollingCatalogError);
+    const loop = new PollLoop({
+      lookForWork,
+      pollingMs: parsed.pollingSeconds * 1000,
+      coalesceMs: parsed.coalesceSeconds * 1000,
+      maxCoalesceMs: parsed.maxCoalesceSeconds * 1000,
+      signal: parsed.signal,
+      bind: (handlers) => NoticeSubscription.open(this.amqpUrl, this.noticeExchange, handlers, this.logger),
+      onWake: (event) => this.emit("wake", event),
+      onAmqp: (event) => this.emit("amqp", event),
+      logger: this.logger,
+    });
+    await loop.run();
+  }
+}
+
+function candidateRows(response: CatalogResponse): Row[] {
+  let rows: unknown;
+  try {
+    rows = response.json();
+  } catch (cause) {
+    throw badResponse(response, "is not JSON", cause);
+  }
+  if (!Array.isArray(rows)) throw badResponse(response, "is not a JSON array");
+  return rows as Row[];
+}
+
+function safeLength(response: CatalogResponse): number {
+  try {
+    const body = response.json();
+    return Array.isArray(body) ? body.length : 0;
+  } catch {
+    return 0;
+  }
+}
+
+function badResponse(response: CatalogResponse, problem: string, cause?: unknown): PollingCatalogError {
+  return new PollingCatalogError(
+    ErrorCodes.BAD_RESPONSE,
+    `the response of GET ${response.url} ${problem}`,
+    cause === undefined ? undefined : { cause },
+  );
+}

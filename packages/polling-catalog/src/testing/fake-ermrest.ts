@@ -1,0 +1,284 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseOptions } from "@x/core";
+import { z } from "zod";
+import { ErrorCodes, PollingCatalogError } from "../errors.js";
+import { columnTypes } from "./column-types.js";
+import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
+import type { Row } from "./fake-table.js";
+import { NoticePublisher } from "./notice-publisher.js";
+
+/** A column type of the fake: governs filter parsing and `@sort` order only. */
+export type FakeColumnType = (typeof columnTypes)[number];
+
+/** One table of {@link FakeErmrestOptions.tables}. */
+export interface FakeTableOptions {
+  /** The key columns, e.g. `["id"]` or `["RID"]`. At least one. */
+  key: string[];
+  /** Initial rows, in row order. Default none. They may bring their own `RID`. */
+  rows?: Row[];
+  /** Columns to declare up front (for tables that start empty). Default none. */
+  columns?: string[];
+  /** Column types; a column without an entry is `"text"`. Default none. */
+  types?: Record<string, FakeColumnType>;
+}
+
+/** Options of {@link startFakeErmrest}. */
+export interface FakeErmrestOptions {
+  /** The tables, named `"schema:table"`. */
+  tables: Record<string, FakeTableOptions>;
+  /** Publish `change` notices on this broker, e.g. `amqp://guest:guest@127.0.0.1:5672`. Default: no notices. */
+  amqpUrl?: string;
+  /** The fanout exchange for notices. Default `"ermrest_changes"`. */
+  noticeExchange?: string;
+  /** The TCP port on 127.0.0.1. Default 0: any free port. */
+  port?: number;
+}
+
+/** Options of {@link FakeErmrest.failNext}. */
+export interface FailNextOptions {
+  /** The status to answer with. Default 503. */
+  status?: number;
+  /** Apply a write (version, notice) before answering with the error: the lost-response hazard. Default `false`. */
+  afterCommit?: boolean;
+}
+
+/** One request the fake answered, for assertions and counting. */
+export interface FakeRequestRecord {
+  method: string;
+  /** The raw path and query, as received. */
+  url: string;
+  status: number;
+  /** Request headers, lower-cased names. */
+  headers: Record<string, string>;
+}
+
+/** A running fake ERMrest; see {@link startFakeErmrest}. */
+export interface FakeErmrest extends AsyncDisposable {
+  /** `"127.0.0.1:<port>"`: use as `server` with `scheme: "http"`. */
+  readonly server: string;
+  /** Always `"1"`. */
+  readonly catalogId: string;
+  /** The catalog base URL, `http://127.0.0.1:<port>/ermrest/catalog/1`. */
+  readonly url: string;
+  /** The catalog version: 1 at start, one more per successful write. */
+  readonly version: number;
+  /** Every request answered so far, in order. */
+  readonly requests: readonly FakeRequestRecord[];
+  /** Deep copies of a table's rows (`"schema:table"`) in row order, every column present. Throws for an unknown table. */
+  rows(table: string): Row[];
+  /**
+   * Answers the next `count` requests with `options.status` (default 503) and a text body; with
+   * `afterCommit`, a write is applied first.
+   */
+  failNext(count: number, options?: FailNextOptions): void;
+  /** Stops the server (idle keep-alive connections included) and the AMQP connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+const tableSchema = z
+  .object({
+    key: z
+      .array(z.string().min(1), { error: "an array of column names" })
+      .min(1, { error: "at least one key column" }),
+    rows: z.array(z.record(z.string(), z.unknown()), { error: "an array of row objects" }).default([]),
+    columns: z.array(z.string().min(1), { error: "an array of column names" }).default([]),
+    types: z
+      .record(z.string(), z.enum(columnTypes, { error: `one of ${columnTypes.join(", ")}` }))
+      .default({}),
+  })
+  .strict();
+
+const fakeOptionsSchema = z
+  .object({
+    tables: z.record(z.string().regex(/^[^:]+:.+$/, { error: 'a "schema:table" name' }), tableSchema, {
+      error: 'an object of "schema:table" → table options',
+    }),
+    amqpUrl: z.string({ error: "an amqp:// URL" }).min(1).optional(),
+    noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
+    port: z.number({ error: "a TCP port" }).int().min(0).max(65_535).default(0),
+  })
+  .strict();
+
+const maxBodyBytes = 64 * 1024 * 1024;
+
+/**
+ * Starts an in-process fake ERMrest serving catalog `"1"` on 127.0.0.1, faithful to the protocol rules of
+ * ERMrest that agents depend on: catalog-wide versions and ETags, 304/412 preconditions, entity GET/POST/PUT/
+ * DELETE and attributegroup PUT with filters, `@sort` and `limit`, `text/plain` errors, and `change` notices on
+ * a fanout exchange when `amqpUrl` is given.
+ *
+ * @example
+ * ```ts
+ * await using fake = await startFakeErmrest({ tables: { "S:Job": { key: ["id"], rows: [{ id: 1, state: "new" }] } } });
+ * const catalog = new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: fake.catalogId });
+ * ```
+ * @throws {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_OPTION` on bad options or initial rows;
+ *   the broker's error when `amqpUrl` is given and unreachable
+ */
+export async function startFakeErmrest(options: FakeErmrestOptions): Promise<FakeErmrest> {
+  const parsed = parseOptions(fakeOptionsSchema, options, ErrorCodes.BAD_OPTION, PollingCatalogError);
+  let catalog: FakeCatalog;
+  try {
+    catalog = new FakeCatalog(parsed.tables);
+  } catch (cause) {
+    throw new PollingCatalogError(ErrorCodes.BAD_OPTION, `invalid option ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  const publisher = parsed.amqpUrl
+    ? await NoticePublisher.open(parsed.amqpUrl, parsed.noticeExchange)
+    : undefined;
+  const fake = new RunningFake(catalog, publisher);
+  try {
+    await fake.listen(parsed.port);
+  } catch (error) {
+    await fake.close();
+    throw error;
+  }
+  return fake;
+}
+
+class RunningFake implements FakeErmrest {
+  readonly catalogId = "1";
+  readonly requests: FakeRequestRecord[] = [];
+  readonly #catalog: FakeCatalog;
+  readonly #publisher: NoticePublisher | undefined;
+  readonly #server: Server;
+  #address = "127.0.0.1:0";
+  #faults = { left: 0, status: 503, afterCommit: false };
+  #closing: Promise<void> | undefined;
+
+  constructor(catalog: FakeCatalog, publisher: NoticePublisher | undefined) {
+    this.#catalog = catalog;
+    this.#publisher = publisher;
+    this.#server = createServer((request, response) => {
+      this.#serve(request, response).catch((error: unknown) => {
+        if (!response.headersSent)
+          send(response, textReply(500, `Internal error of the fake: ${String(error)}`));
+        else response.destroy();
+      });
+    });
+  }
+
+  get server(): string {
+    return this.#address;
+  }
+
+  get url(): string {
+    return `http://${this.#address}/ermrest/catalog/${this.catalogId}`;
+  }
+
+  get version(): number {
+    return this.#catalog.version;
+  }
+
+  listen(port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(port, "127.0.0.1", () => {
+        this.#server.off("error", reject);
+        this.#address = `127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+        resolve();
+      });
+    });
+  }
+
+  rows(table: string): Row[] {
+    return this.#catalog.rows(table);
+  }
+
+  failNext(count: number, options: FailNextOptions = {}): void {
+    if (!Number.isInteger(count) || count < 0)
+      throw new PollingCatalogError(
+        ErrorCodes.BAD_OPTION,
+        `invalid option count: ${count} (expected an integer ≥ 0)`,
+      );
+    const { status = 503, afterCommit = false } = options;
+    if (!Number.isInteger(status) || status < 100 || status > 599)
+      throw new PollingCatalogError(
+        ErrorCodes.BAD_OPTION,
+        `invalid option status: ${status} (expected an HTTP status)`,
+      );
+    this.#faults = { left: count, status, afterCommit };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      this.#server.closeAllConnections();
+      await Promise.all([closed, this.#publisher?.close()]);
+    })();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const body = await readBody(request);
+    const fault = this.#takeFault();
+    let reply: FakeReply;
+    if (body === undefined) reply = textReply(413, "Request body too large.");
+    else if (fault && !fault.afterCommit) reply = textReply(fault.status, injected(fault.status));
+    else {
+      reply = this.#catalog.handle({
+        method: request.method ?? "GET",
+        url: request.url ?? "/",
+        headers: request.headers,
+        body,
+      });
+      if (reply.wrote) await this.#publisher?.publish();
+      if (fault) reply = textReply(fault.status, injected(fault.status));
+    }
+    this.requests.push({
+      method: request.method ?? "",
+      url: request.url ?? "",
+      status: reply.status,
+      headers: Object.fromEntries(
+        Object.entries(request.headers).map(([name, value]) => [
+          name,
+          Array.isArray(value) ? value.join(", ") : (value ?? ""),
+        ]),
+      ),
+    });
+    send(response, reply);
+  }
+
+  #takeFault(): { status: number; afterCommit: boolean } | undefined {
+    if (this.#faults.left === 0) return undefined;
+    this.#faults.left--;
+    return { status: this.#faults.status, afterCommit: this.#faults.afterCommit };
+  }
+}
+
+function injected(status: number): string {
+  return `Injected failure: HTTP ${status}.`;
+}
+
+function textReply(status: number, message: string): FakeReply {
+  return {
+    status,
+    headers: { "Content-Type": "text/plain; charset=utf-8" },
+    body: `${message}\n`,
+    wrote: false,
+  };
+}
+
+function send(response: ServerResponse, reply: FakeReply): void {
+  const noBody = reply.status === 204 || reply.status === 304;
+  response.writeHead(reply.status, reply.headers);
+  response.end(noBody ? undefined : reply.body);
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,34 @@
+/** The role hash ERMrest puts first in its ETags: base64 of md5 of `["*"]`. */
+export const roleHash = "B+ddN9/bH60bI+dIiMBBtA==";
+
+/** The catalog-wide ETag for a request's `Accept` header at a version. */
+export function etagFor(accept: string | undefined, version: number): string {
+  return `"${roleHash};${accept ?? ""};${version}"`;
+}
+
+/**
+ * Whether the request's `If-Match` / `If-None-Match` fail against the current ETag. Lists are
+ * comma-separated; `W/` prefixes and a `-gzip` suffix inside the quotes are ignored; `*` matches anything.
+ */
+export function preconditionFails(
+  ifMatch: string | undefined,
+  ifNoneMatch: string | undefined,
+  current: string,
+): boolean {
+  if (ifMatch !== undefined && !listMatches(ifMatch, current)) return true;
+  return ifNoneMatch !== undefined && listMatches(ifNoneMatch, current);
+}
+
+function listMatches(list: string, current: string): boolean {
+  return list.split(",").some((raw) => {
+    const tag = normalize(raw);
+    return tag === "*" || tag === current;
+  });
+}
+
+function normalize(raw: string): string {
+  let tag = raw.trim();
+  if (tag.startsWith("W/")) tag = tag.slice(2);
+  if (tag.endsWith('-gzip"')) tag = `${tag.slice(0, -'-gzip"'.length)}"`;
+  return tag;
+}
