@@ -1,2 +1,8 @@
-/** Package version, for diagnostics. */
-export const version = "0.1.0";
+export { Checkpoint, type CheckpointEvents, type HeartbeatResult } from "./checkpoint.js";
+export type { CheckpointCallback, CheckpointOptions } from "./checkpoint-options.js";
+export { Dependency, type DependencyCheck, type DependencyOptions } from "./dependency.js";
+export { CheckpointError, type CheckpointErrorCode } from "./errors.js";
+export { MemoryCache } from "./memory-cache.js";
+export { type PausableStream, pausable } from "./pausable.js";
+export type { CheckpointCache } from "./snapshot.js";
+export { SqliteCache } from "./sqlite-cache.js";
