@@ -1,2 +1,7 @@
-/** Package version, for diagnostics. */
-export const version = "0.1.0";
+export { SupervisorClient } from "./client.js";
+export { SupervisorError, SupervisorErrorCode } from "./errors.js";
+export type { RejectEvent, RejectReason, SupervisorEvents, SupervisorStats } from "./events.js";
+export { jitterHash } from "./jitter-hash.js";
+export { type RunWorkerOptions, runWorker } from "./run-worker.js";
+export { type FetcherRun, type Job, SupervisorStorage } from "./storage.js";
+export { Supervisor, type SupervisorOptions, startSupervisor } from "./supervisor.js";

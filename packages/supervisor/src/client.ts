@@ -1,0 +1,170 @@
+import { createConnection, type Socket } from "node:net";
+import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { parseReply } from "./protocol.js";
+import type { Job } from "./storage.js";
+
+interface Pending {
+  resolve: (job: Job | null) => void;
+  reject: (error: Error) => void;
+}
+
+const badAttrPath = /[ \r\n]/;
+
+/**
+ * One connection to a supervisor's socket, speaking the worker protocol. Commands may be issued without
+ * awaiting the previous one: they are sent, and resolved, in call order.
+ *
+ * @example
+ * ```ts
+ * await using client = await SupervisorClient.connect("/run/supervisor.sock");
+ * let job = await client.ready();
+ * while (job) job = await client.done(job.attrPath, await build(job));
+ * ```
+ */
+export class SupervisorClient {
+  #socket: Socket;
+  #pending: Pending[] = [];
+  #buffer = "";
+  #closed: Promise<void>;
+  #ended = false;
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    socket.setEncoding("utf8");
+    socket.on("data", (text: string) => this.#receive(text));
+    socket.on("error", () => {}); // the close that follows rejects what is pending
+    this.#closed = new Promise((resolve) =>
+      socket.once("close", () => {
+        this.#ended = true;
+        this.#failAll(() => this.#closedError());
+        resolve();
+      }),
+    );
+    socket.once("end", () => {
+      this.#ended = true;
+      this.#failAll(() => this.#closedError());
+    });
+  }
+
+  /**
+   * Opens a connection.
+   *
+   * @param path - the supervisor's socket path
+   * @throws SupervisorError `ERR_X_SUPERVISOR_CONNECT` when nobody listens there
+   */
+  static connect(path: string): Promise<SupervisorClient> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection(path);
+      const onError = (error: Error) =>
+        reject(
+          new SupervisorError(SupervisorErrorCode.CONNECT, `cannot connect to supervisor at ${path}`, {
+            cause: error,
+          }),
+        );
+      socket.once("error", onError);
+      socket.once("connect", () => {
+        socket.off("error", onError);
+        resolve(new SupervisorClient(socket));
+      });
+    });
+  }
+
+  /**
+   * Sends `READY`.
+   *
+   * @returns the job handed out, or `null` for `NOJOBS`
+   */
+  ready(): Promise<Job | null> {
+    return this.#send("READY\n");
+  }
+
+  /**
+   * Sends `DONE <attrPath> <exitCode>`, which also asks for the next job.
+   *
+   * @param attrPath - the finished job's attr path: non-empty, no space, CR or LF
+   * @param exitCode - its exit status, an integer
+   * @returns the next job, or `null` for `NOJOBS`
+   * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_ARGUMENT` (nothing is sent) for a bad path or code
+   */
+  done(attrPath: string, exitCode: number): Promise<Job | null> {
+    if (typeof attrPath !== "string" || attrPath === "" || badAttrPath.test(attrPath)) {
+      return Promise.reject(
+        new SupervisorError(
+          SupervisorErrorCode.BAD_ARGUMENT,
+          `attr path ${JSON.stringify(attrPath)} must be non-empty, without space, CR or LF`,
+        ),
+      );
+    }
+    if (!Number.isSafeInteger(exitCode)) {
+      return Promise.reject(
+        new SupervisorError(
+          SupervisorErrorCode.BAD_ARGUMENT,
+          `exit code must be an integer, got ${exitCode}`,
+        ),
+      );
+    }
+    return this.#send(`DONE ${attrPath} ${exitCode}\n`);
+  }
+
+  /**
+   * Half-closes the connection, lets pending calls receive their replies, and resolves once the connection is
+   * closed. Idempotent.
+   */
+  close(): Promise<void> {
+    if (!this.#socket.destroyed) this.#socket.end();
+    return this.#closed;
+  }
+
+  /** Closes the connection at once; pending calls reject with `ERR_X_SUPERVISOR_CONNECTION_CLOSED`. */
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  /** Same as {@link close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #send(command: string): Promise<Job | null> {
+    if (this.#ended || this.#socket.destroyed || this.#socket.writableEnded) {
+      return Promise.reject(this.#closedError());
+    }
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ resolve, reject });
+      this.#socket.write(command);
+    });
+  }
+
+  #receive(text: string): void {
+    this.#buffer += text;
+    for (;;) {
+      const newline = this.#buffer.indexOf("\n");
+      if (newline < 0) return;
+      const line = this.#buffer.slice(0, newline);
+      this.#buffer = this.#buffer.slice(newline + 1);
+      const reply = parseReply(line);
+      const waiting = this.#pending.shift();
+      if (reply === undefined || waiting === undefined) {
+        const error = new SupervisorError(
+          SupervisorErrorCode.BAD_REPLY,
+          `unexpected reply from supervisor: ${JSON.stringify(line.slice(0, 200))}`,
+        );
+        waiting?.reject(error);
+        this.#socket.destroy();
+        return;
+      }
+      waiting.resolve(reply);
+    }
+  }
+
+  #failAll(error: () => Error): void {
+    for (const waiting of this.#pending.splice(0)) waiting.reject(error());
+  }
+
+  #closedError(): SupervisorError {
+    return new SupervisorError(
+      SupervisorErrorCode.CONNECTION_CLOSED,
+      "the connection to the supervisor closed before its reply",
+    );
+  }
+}

@@ -1,0 +1,40 @@
+import { XError, type XErrorOptions } from "@x/core";
+
+/** Every stable error code `@x/supervisor` throws; listed in the README. */
+export const SupervisorErrorCode = {
+  /** An argument of a storage or client method is out of its domain (non-integer time, bad version…). */
+  BAD_ARGUMENT: "ERR_X_SUPERVISOR_BAD_ARGUMENT",
+  /** An option of `startSupervisor` or `runWorker` is invalid. */
+  BAD_OPTION: "ERR_X_SUPERVISOR_BAD_OPTION",
+  /** An `enqueue` entry could not travel over the line protocol (space or line break in it). */
+  BAD_ENTRY: "ERR_X_SUPERVISOR_BAD_ENTRY",
+  /** `enqueue` for a known fetcher whose run is not registered. */
+  UNKNOWN_RUN: "ERR_X_SUPERVISOR_UNKNOWN_RUN",
+  /** The database's schema version is newer than this package knows (above 2). */
+  SCHEMA: "ERR_X_SUPERVISOR_SCHEMA",
+  /** Another daemon accepts connections on the socket path. */
+  SOCKET_IN_USE: "ERR_X_SUPERVISOR_SOCKET_IN_USE",
+  /** The socket path exists and is not a socket. */
+  SOCKET_PATH: "ERR_X_SUPERVISOR_SOCKET_PATH",
+  /** Nobody listens on the socket a client connects to. */
+  CONNECT: "ERR_X_SUPERVISOR_CONNECT",
+  /** The connection ended before the reply to a command arrived. */
+  CONNECTION_CLOSED: "ERR_X_SUPERVISOR_CONNECTION_CLOSED",
+  /** The daemon sent a reply that is neither `JOB <attr> <payload>` nor `NOJOBS`. */
+  BAD_REPLY: "ERR_X_SUPERVISOR_BAD_REPLY",
+} as const;
+
+/** One of the codes of {@link SupervisorErrorCode}. */
+export type SupervisorErrorCode = (typeof SupervisorErrorCode)[keyof typeof SupervisorErrorCode];
+
+/** The error class of `@x/supervisor`; test `code` (or use `XError.is(e, code)`) rather than the message. */
+export class SupervisorError extends XError {
+  /**
+   * @param code - one of {@link SupervisorErrorCode}
+   * @param message - what went wrong, for people
+   * @param options - `cause`: the underlying error
+   */
+  constructor(code: string, message: string, options?: XErrorOptions) {
+    super(code, message, options);
+  }
+}

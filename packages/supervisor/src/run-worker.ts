@@ -1,0 +1,137 @@
+import { type Logger, parseOptions, sleep } from "@x/core";
+import { z } from "zod";
+import { SupervisorClient } from "./client.js";
+import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { loggerSchema } from "./logger-schema.js";
+import type { Job } from "./storage.js";
+
+/** Options of {@link runWorker}. */
+export interface RunWorkerOptions {
+  /** The supervisor's socket path. */
+  socket: string;
+  /**
+   * Runs one job and resolves to its exit code (an integer). A rejection, or any other value, reports 1.
+   * `signal` aborts when the worker is stopped: settle soon after.
+   */
+  run: (job: Job, signal: AbortSignal) => Promise<number>;
+  /** Wait after `NOJOBS` before the next `READY`, in ms. Default 60 000. */
+  idleDelayMs?: number;
+  /** Wait after a connection error before sending the same message again, in ms. Default 5 000. */
+  reconnectDelayMs?: number;
+  /** Longest wait for a reply before it counts as a connection error, in ms. Default 30 000. */
+  replyTimeoutMs?: number;
+  /** Stops the loop: `run`'s signal aborts, the worker waits for it, and resolves without sending `DONE`. */
+  signal?: AbortSignal;
+  /** A pino-shaped logger. Default: silent. */
+  logger?: Logger;
+}
+
+const delay = (what: string) =>
+  z
+    .number({ error: `${what} in milliseconds (a finite number ≥ 0)` })
+    .min(0, { error: `${what} in milliseconds (a finite number ≥ 0)` })
+    .refine(Number.isFinite, { error: `${what} in milliseconds (a finite number ≥ 0)` });
+
+const optionsSchema = z.strictObject({
+  socket: z.string({ error: "a socket path (string)" }).min(1, { error: "a non-empty socket path" }),
+  run: z.custom<RunWorkerOptions["run"]>((value) => typeof value === "function", { error: "a function" }),
+  idleDelayMs: delay("a delay").default(60_000),
+  reconnectDelayMs: delay("a delay").default(5_000),
+  replyTimeoutMs: delay("a timeout").default(30_000),
+  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  logger: loggerSchema,
+});
+
+type Message = { kind: "ready" } | { kind: "done"; attrPath: string; exitCode: number };
+
+/**
+ * The worker loop of the original supervisor's workers: `READY`, run each job, `DONE <attr> <code>` (which
+ * returns the next job), wait `idleDelayMs` after `NOJOBS`, and resend the same message after
+ * `reconnectDelayMs` on a connection error. Resolves only when `signal` aborts.
+ *
+ * @param options - see {@link RunWorkerOptions}
+ * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_OPTION` for a bad option; never for a connection or job failure
+ */
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { socket, run, idleDelayMs, reconnectDelayMs, replyTimeoutMs, signal, logger } = parseOptions(
+    optionsSchema,
+    options,
+    SupervisorErrorCode.BAD_OPTION,
+    SupervisorError,
+  );
+  const jobSignal = signal ?? new AbortController().signal;
+  let client: SupervisorClient | undefined;
+  let message: Message = { kind: "ready" };
+  const wait = async (ms: number) => {
+    try {
+      await sleep(ms, { signal: jobSignal });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    while (!jobSignal.aborted) {
+      let job: Job | null;
+      try {
+        client ??= await SupervisorClient.connect(socket);
+        const connected = client;
+        const request: Promise<Job | null> =
+          message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
+        job = await settleWithin(request, replyTimeoutMs, jobSignal);
+      } catch (error) {
+        client?.destroy();
+        client = undefined;
+        if (jobSignal.aborted) break;
+        logger.warn({ err: error, socket }, `supervisor unreachable; retrying in ${reconnectDelayMs} ms`);
+        if (!(await wait(reconnectDelayMs))) break;
+        continue;
+      }
+      if (job === null) {
+        message = { kind: "ready" };
+        if (!(await wait(idleDelayMs))) break;
+        continue;
+      }
+      const exitCode = await runJob(run, job, jobSignal, logger);
+      if (jobSignal.aborted) break;
+      message = { kind: "done", attrPath: job.attrPath, exitCode };
+    }
+  } finally {
+    client?.destroy();
+  }
+}
+
+async function runJob(run: RunWorkerOptions["run"], job: Job, signal: AbortSignal, logger: Logger) {
+  try {
+    const code = await run(job, signal);
+    if (Number.isSafeInteger(code)) return code;
+    logger.error(
+      { attrPath: job.attrPath, result: String(code) },
+      "job did not resolve to an integer; reporting 1",
+    );
+  } catch (error) {
+    logger.error({ err: error, attrPath: job.attrPath }, "job failed; reporting 1");
+  }
+  return 1;
+}
+
+/** `promise`, or a rejection when `ms` pass or `signal` aborts first. */
+function settleWithin<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => finish(() => reject(signal.reason));
+    const timer = setTimeout(
+      () => finish(() => reject(new Error(`no reply from supervisor within ${ms} ms`))),
+      ms,
+    );
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      settle();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => finish(() => resolve(value)),
+      (error) => finish(() => reject(error)),
+    );
+  });
+}

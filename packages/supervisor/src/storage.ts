@@ -1,0 +1,309 @@
+import Database from "better-sqlite3";
+import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { jitterHash } from "./jitter-hash.js";
+import { latestSchemaVersion, migrations } from "./schema.js";
+
+type Db = Database.Database;
+type Statement = Database.Statement;
+
+/** A queued job as handed to a worker. */
+export interface Job {
+  /** The attribute path: non-empty, no space, CR or LF. */
+  attrPath: string;
+  /** Everything after the first space of the fetcher line, verbatim. */
+  payload: string;
+}
+
+/** A fetcher run known to the database. */
+export interface FetcherRun {
+  /** The fetcher's name (the file name's stem). */
+  fetcher: string;
+  /** The run number (the file name's middle part), usually unix seconds. */
+  runStarted: number;
+  /** Whether the whole file has been ingested. */
+  isComplete: boolean;
+}
+
+/** How long a dispatched path stays excluded without a `DONE`, in seconds (12 h, as the original). */
+export const inFlightSeconds = 43_200;
+
+const dequeueSql = `
+  SELECT fetcher_id AS fetcherId, attr_path AS attrPath, payload, max(fetcher_run_started)
+  FROM queue LEFT JOIN log USING (attr_path)
+  GROUP BY last_started, order_jitter, attr_path, fetcher_id
+  HAVING is_dequeued = 0 AND (started IS NULL OR finished IS NOT NULL OR started + ${inFlightSeconds} < ?)
+  ORDER BY last_started ASC, order_jitter, attr_path, fetcher_id
+  LIMIT 1`;
+
+function checkInteger(name: string, value: unknown): asserts value is number {
+  if (!Number.isSafeInteger(value)) {
+    throw new SupervisorError(
+      SupervisorErrorCode.BAD_ARGUMENT,
+      `${name} must be a safe integer, got ${String(value)}`,
+    );
+  }
+}
+
+const badAttrPath = /[ \r\n]/;
+const badPayload = /[\r\n]/;
+
+/**
+ * The supervisor's state in SQLite (better-sqlite3, synchronous): fetcher runs, the priority queue and the
+ * dispatch log, in the original supervisor's schema. Every write method is one transaction.
+ *
+ * @example
+ * ```ts
+ * using storage = SupervisorStorage.open("state.db");
+ * storage.upgrade();
+ * storage.upsertFetcherRun("f1", 100, true);
+ * storage.enqueue("f1", 100, [["hello", "1.0 1.1"]]);
+ * storage.dequeue(Math.floor(Date.now() / 1000)); // { attrPath: "hello", payload: "1.0 1.1" }
+ * ```
+ */
+export class SupervisorStorage {
+  /** The better-sqlite3 connection; raw SQL is allowed (the triggers keep the queue consistent). */
+  readonly db: Db;
+  #statements: Map<string, Statement> = new Map();
+
+  private constructor(db: Db) {
+    this.db = db;
+  }
+
+  /**
+   * Opens (creating it if missing) a database: `foreign_keys = ON`, `busy_timeout = 5000`, and for a file
+   * `journal_mode = WAL` with `synchronous = NORMAL`. The schema is not touched: call {@link upgrade}.
+   *
+   * @param path - a file path, or `":memory:"`
+   */
+  static open(path: string): SupervisorStorage {
+    const db = new Database(path);
+    try {
+      db.pragma("foreign_keys = ON");
+      db.pragma("busy_timeout = 5000");
+      if (path !== ":memory:" && path !== "") {
+        db.pragma("journal_mode = WAL");
+        db.pragma("synchronous = NORMAL");
+      }
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new SupervisorStorage(db);
+  }
+
+  /** The schema version stored in the database (`PRAGMA user_version`); 0 for a fresh file. */
+  get schemaVersion(): number {
+    return this.db.pragma("user_version", { simple: true }) as number;
+  }
+
+  /**
+   * Creates or migrates the schema: runs every step after the stored version up to `version`, each in its own
+   * transaction. A `version` at or below the stored one changes nothing.
+   *
+   * @param version - the target version, 1 or 2. Default 2.
+   * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the database is newer than version 2
+   */
+  upgrade(version: 1 | 2 = 2): void {
+    if (version !== 1 && version !== 2) {
+      throw new SupervisorError(
+        SupervisorErrorCode.BAD_ARGUMENT,
+        `schema version must be 1 or 2, got ${String(version)}`,
+      );
+    }
+    const current = this.schemaVersion;
+    if (current > latestSchemaVersion) {
+      throw new SupervisorError(
+        SupervisorErrorCode.SCHEMA,
+        `database schema version ${current} is newer than this supervisor supports (${latestSchemaVersion})`,
+      );
+    }
+    for (let step = current + 1; step <= version; step++) {
+      this.db.transaction(() => {
+        this.db.exec(migrations[step - 1]!);
+        this.db.pragma(`user_version = ${step}`);
+      })();
+    }
+  }
+
+  /** Every fetcher run, with its fetcher's name, in no particular order. */
+  getFetcherRuns(): FetcherRun[] {
+    const rows = this.#prepare(
+      `SELECT name, run_started AS runStarted, is_complete AS isComplete
+       FROM fetchers JOIN fetcher_runs USING (fetcher_id)`,
+    ).all() as Array<{ name: string; runStarted: number; isComplete: number }>;
+    return rows.map((r) => ({ fetcher: r.name, runStarted: r.runStarted, isComplete: r.isComplete !== 0 }));
+  }
+
+  /**
+   * Registers a run (creating its fetcher name with the next id if new), or updates only its `is_complete`.
+   * An existing name consumes no id, and the run row is never re-created, so its queue rows survive.
+   *
+   * @param fetcher - the fetcher's name
+   * @param runStarted - the run number, a safe integer
+   * @param isComplete - whether the run's file is fully ingested
+   */
+  upsertFetcherRun(fetcher: string, runStarted: number, isComplete: boolean): void {
+    checkInteger("runStarted", runStarted);
+    this.#transaction(() => {
+      const fetcherId = this.#fetcherId(fetcher) ?? this.#createFetcher(fetcher);
+      this.#prepare(
+        `INSERT INTO fetcher_runs (fetcher_id, run_started, is_complete) VALUES (?, ?, ?)
+         ON CONFLICT DO UPDATE SET is_complete = excluded.is_complete`,
+      ).run(fetcherId, runStarted, isComplete ? 1 : 0);
+    });
+  }
+
+  /**
+   * Adds a run's lines to the queue, in one transaction. A path already queued for this run only gets the new
+   * payload (its dispatch state stays); within `entries`, a later duplicate wins. An unknown fetcher name
+   * inserts nothing (as the original).
+   *
+   * @param fetcher - the fetcher's name
+   * @param runStarted - a registered run of that fetcher
+   * @param entries - `[attrPath, payload]` pairs
+   * @throws SupervisorError `ERR_X_SUPERVISOR_UNKNOWN_RUN` for a known fetcher whose run is not registered;
+   *   `ERR_X_SUPERVISOR_BAD_ENTRY` for an attr path that is empty or holds a space, CR or LF, or a payload
+   *   with CR or LF. Nothing is inserted then.
+   */
+  enqueue(fetcher: string, runStarted: number, entries: ReadonlyArray<readonly [string, string]>): void {
+    checkInteger("runStarted", runStarted);
+    for (const [attrPath, payload] of entries) {
+      if (typeof attrPath !== "string" || attrPath === "" || badAttrPath.test(attrPath)) {
+        throw new SupervisorError(
+          SupervisorErrorCode.BAD_ENTRY,
+          `attr path ${JSON.stringify(attrPath)} must be non-empty, without space, CR or LF`,
+        );
+      }
+      if (typeof payload !== "string" || badPayload.test(payload)) {
+        throw new SupervisorError(
+          SupervisorErrorCode.BAD_ENTRY,
+          `payload of ${attrPath} must be a string without CR or LF`,
+        );
+      }
+    }
+    this.#transaction(() => {
+      const fetcherId = this.#fetcherId(fetcher);
+      if (fetcherId === undefined) return;
+      const run = this.#prepare("SELECT 1 FROM fetcher_runs WHERE fetcher_id = ? AND run_started = ?");
+      if (run.get(fetcherId, runStarted) === undefined) {
+        throw new SupervisorError(
+          SupervisorErrorCode.UNKNOWN_RUN,
+          `run ${runStarted} of fetcher ${JSON.stringify(fetcher)} is not registered (call upsertFetcherRun first)`,
+        );
+      }
+      const insert = this.#prepare(
+        `INSERT INTO queue (fetcher_id, fetcher_run_started, attr_path, payload, order_jitter)
+         VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET payload = excluded.payload`,
+      );
+      for (const [attrPath, payload] of entries) {
+        insert.run(fetcherId, runStarted, attrPath, payload, jitterHash(attrPath));
+      }
+    });
+  }
+
+  /**
+   * Deletes a run; its queue rows go by cascade, its fetcher name too if this was its last run. `log` is kept.
+   * An unknown fetcher or run is a no-op.
+   */
+  deleteFetcherRun(fetcher: string, runStarted: number): void {
+    this.deleteFetcherRuns([{ fetcher, runStarted }]);
+  }
+
+  /** {@link deleteFetcherRun} for each run, in one transaction. */
+  deleteFetcherRuns(runs: Iterable<{ fetcher: string; runStarted: number }>): void {
+    const list = [...runs];
+    for (const { runStarted } of list) checkInteger("runStarted", runStarted);
+    this.#transaction(() => {
+      const remove = this.#prepare(
+        `DELETE FROM fetcher_runs
+         WHERE fetcher_id = (SELECT fetcher_id FROM fetchers WHERE name = ?) AND run_started = ?`,
+      );
+      for (const { fetcher, runStarted } of list) remove.run(fetcher, runStarted);
+    });
+  }
+
+  /**
+   * Takes the first eligible job and records it as started at `now`: every row of its (attr path, fetcher)
+   * group is marked dequeued and the path's `log` row restarts, which sends the path to the back of the queue.
+   *
+   * @param now - the start time, unix seconds
+   * @returns the job, or `null` when nothing is eligible
+   */
+  dequeue(now: number): Job | null {
+    checkInteger("startTime", now);
+    return this.#transaction(() => {
+      const row = this.#prepare(dequeueSql).get(now) as
+        | { fetcherId: number; attrPath: string; payload: string }
+        | undefined;
+      if (row === undefined) return null;
+      this.#prepare("UPDATE queue SET is_dequeued = 1 WHERE fetcher_id = ? AND attr_path = ?").run(
+        row.fetcherId,
+        row.attrPath,
+      );
+      this.#prepare(
+        `INSERT INTO log (attr_path, started) VALUES (?, ?)
+         ON CONFLICT DO UPDATE SET started = excluded.started, finished = NULL, exit_code = NULL`,
+      ).run(row.attrPath, now);
+      return { attrPath: row.attrPath, payload: row.payload };
+    });
+  }
+
+  /**
+   * Records the end of a path's job. A path with no `log` row is a silent no-op.
+   *
+   * @param attrPath - the path
+   * @param finishTime - unix seconds
+   * @param exitCode - the job's exit status, an integer
+   */
+  finish(attrPath: string, finishTime: number, exitCode: number): void {
+    checkInteger("finishTime", finishTime);
+    checkInteger("exitCode", exitCode);
+    this.#prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?").run(
+      finishTime,
+      exitCode,
+      attrPath,
+    );
+  }
+
+  /** Whether {@link close} has run. */
+  get closed(): boolean {
+    return !this.db.open;
+  }
+
+  /** Closes the database; idempotent. */
+  close(): void {
+    if (!this.db.open) return;
+    this.#statements.clear();
+    this.db.close();
+  }
+
+  /** Same as {@link close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  #fetcherId(name: string): number | undefined {
+    const row = this.#prepare("SELECT fetcher_id FROM fetchers WHERE name = ?").get(name) as
+      | { fetcher_id: number }
+      | undefined;
+    return row?.fetcher_id;
+  }
+
+  #createFetcher(name: string): number {
+    return Number(this.#prepare("INSERT INTO fetchers (name) VALUES (?)").run(name).lastInsertRowid);
+  }
+
+  #transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  #prepare(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}

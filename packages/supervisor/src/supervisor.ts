@@ -1,0 +1,166 @@
+import { EventEmitter } from "node:events";
+import { type Logger, parseOptions } from "@x/core";
+import { z } from "zod";
+import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import type { DaemonContext, SupervisorEvents, SupervisorStats } from "./events.js";
+import { FetcherDirectory } from "./fetcher-directory.js";
+import { loggerSchema } from "./logger-schema.js";
+import { SupervisorStorage } from "./storage.js";
+import { prepareSocketPath, WorkerServer } from "./worker-server.js";
+
+/** Options of {@link startSupervisor}. */
+export interface SupervisorOptions {
+  /** Path of the SQLite database (created if missing, migrated to schema version 2). */
+  db: string;
+  /** Directory of fetcher files (created, recursively, if missing). */
+  fetchersDir: string;
+  /** Path of the Unix socket workers connect to; its parent directory must exist. */
+  socket: string;
+  /** Mode given to the socket file before `startSupervisor` resolves. Default `0o660`. */
+  socketMode?: number;
+  /** A pino-shaped logger. Default: silent. */
+  logger?: Logger;
+  /** Aborting it closes the daemon; an already aborted signal makes `startSupervisor` reject. */
+  signal?: AbortSignal;
+}
+
+const path = (name: string) =>
+  z.string({ error: `a ${name} path (string)` }).min(1, { error: `a non-empty ${name} path` });
+
+const optionsSchema = z.strictObject({
+  db: path("database file"),
+  fetchersDir: path("directory"),
+  socket: path("socket"),
+  socketMode: z
+    .number({ error: "a file mode (integer 0 to 0o777)" })
+    .int({ error: "a file mode (integer 0 to 0o777)" })
+    .min(0, { error: "a file mode (integer 0 to 0o777)" })
+    .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
+    .default(0o660),
+  logger: loggerSchema,
+  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+});
+
+/**
+ * The running daemon: an `EventEmitter` of {@link SupervisorEvents} (`job`, `done`, `ingest`, `run`,
+ * `reject`); it never emits `error`.
+ */
+export class Supervisor extends EventEmitter<SupervisorEvents> {
+  /** The daemon's storage; closed once {@link close} has finished. */
+  readonly storage: SupervisorStorage;
+  #stats: SupervisorStats;
+  #directory: FetcherDirectory;
+  #server: WorkerServer;
+  #closing: Promise<void> | undefined;
+  #logger: Logger;
+
+  /** @internal use {@link startSupervisor} */
+  constructor(
+    storage: SupervisorStorage,
+    parts: (context: DaemonContext) => { directory: FetcherDirectory; server: WorkerServer },
+    logger: Logger,
+  ) {
+    super();
+    this.storage = storage;
+    this.#logger = logger;
+    this.#stats = {
+      dispatched: 0,
+      finished: 0,
+      linesIngested: 0,
+      linesRejected: 0,
+      commandsRejected: 0,
+      filesIgnored: 0,
+      connections: 0,
+    };
+    const context: DaemonContext = {
+      logger,
+      stats: this.#stats,
+      emit: (event, ...payload) => {
+        try {
+          (this.emit as (name: string, ...args: unknown[]) => boolean)(event, ...payload);
+        } catch (error) {
+          logger.error({ err: error, event }, "a supervisor event listener threw");
+        }
+      },
+    };
+    ({ directory: this.#directory, server: this.#server } = parts(context));
+  }
+
+  /** Counters since start (a copy). */
+  stats(): SupervisorStats {
+    return { ...this.#stats };
+  }
+
+  /**
+   * Stops gracefully: stops accepting connections, ends open ones once their replies are sent, stops watching,
+   * checkpoints the WAL (TRUNCATE), closes the database and removes the socket file. Idempotent; concurrent
+   * calls share one promise.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  /** Same as {@link close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #close(): Promise<void> {
+    await this.#server.close();
+    await this.#directory.close();
+    try {
+      if (!this.storage.closed) this.storage.db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (error) {
+      this.#logger.warn({ err: error }, "WAL checkpoint at close failed");
+    }
+    this.storage.close();
+    this.#server.removeSocketFile();
+  }
+}
+
+/**
+ * Starts the daemon: checks the socket path, opens and migrates the database, ingests the fetcher directory
+ * (and deletes the runs whose files vanished), then listens. Resolves once workers can be served.
+ *
+ * @param options - see {@link SupervisorOptions}
+ * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
+ *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
+ */
+export async function startSupervisor(options: SupervisorOptions): Promise<Supervisor> {
+  const { db, fetchersDir, socket, socketMode, logger, signal } = parseOptions(
+    optionsSchema,
+    options,
+    SupervisorErrorCode.BAD_OPTION,
+    SupervisorError,
+  );
+  signal?.throwIfAborted();
+  await prepareSocketPath(socket);
+  const storage = SupervisorStorage.open(db);
+  let supervisor: Supervisor | undefined;
+  try {
+    storage.upgrade();
+    let server: WorkerServer | undefined;
+    let directory: FetcherDirectory | undefined;
+    supervisor = new Supervisor(
+      storage,
+      (context) => {
+        directory = new FetcherDirectory(fetchersDir, storage, context);
+        server = new WorkerServer(storage, directory, context);
+        return { directory, server };
+      },
+      logger,
+    );
+    await directory!.start();
+    signal?.throwIfAborted();
+    await server!.listen(socket, socketMode);
+    signal?.throwIfAborted();
+  } catch (error) {
+    if (supervisor) await supervisor.close();
+    else storage.close();
+    throw error;
+  }
+  const started = supervisor;
+  signal?.addEventListener("abort", () => void started.close(), { once: true });
+  return started;
+}

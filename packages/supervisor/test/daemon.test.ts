@@ -1,0 +1,482 @@
+import { spawnSync } from "node:child_process";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Supervisor, SupervisorStorage, startSupervisor } from "../src/index.js";
+import { type DaemonPaths, daemonPaths, exchange, RawConnection, start } from "./harness.js";
+import { waitFor } from "./helpers.js";
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function paths(): DaemonPaths {
+  const p = daemonPaths();
+  cleanups.push(p.cleanup);
+  return p;
+}
+
+async function daemon(p: DaemonPaths) {
+  const started = await start(p);
+  cleanups.push(() => started.sup.close());
+  return started;
+}
+
+const rows = (sup: Supervisor) =>
+  sup.storage.db
+    .prepare(
+      `SELECT name AS fetcher, fetcher_run_started AS run, attr_path AS attr, payload, is_dequeued AS d
+       FROM queue JOIN fetchers USING (fetcher_id) ORDER BY name, fetcher_run_started, attr_path`,
+    )
+    .all() as Array<{ fetcher: string; run: number; attr: string; payload: string; d: number }>;
+
+const runs = (sup: Supervisor) =>
+  sup.storage
+    .getFetcherRuns()
+    .sort((a, b) => a.fetcher.localeCompare(b.fetcher) || a.runStarted - b.runStarted);
+
+describe("startup", () => {
+  it("ingests the files present in name order: ids are deterministic, a .txt's last line needs no \\n (D2, D11)", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "zeta.5.txt"), "z1 a b\nz2 c d");
+    writeFileSync(join(p.fetchersDir, "alpha.7.txt.part"), "a1 1 2\na2 3");
+    writeFileSync(join(p.fetchersDir, "noext"), "ignored 1\n");
+    writeFileSync(join(p.fetchersDir, "mid.3.txt.bak"), "ignored 1\n");
+    const { sup } = await daemon(p);
+    expect(sup.storage.db.prepare("SELECT fetcher_id, name FROM fetchers ORDER BY fetcher_id").all()).toEqual(
+      [
+        { fetcher_id: 1, name: "alpha" },
+        { fetcher_id: 2, name: "zeta" },
+      ],
+    );
+    expect(runs(sup)).toEqual([
+      { fetcher: "alpha", runStarted: 7, isComplete: false },
+      { fetcher: "zeta", runStarted: 5, isComplete: true },
+    ]);
+    expect(rows(sup).map((r) => `${r.attr}=${r.payload}`)).toEqual(["a1=1 2", "z1=a b", "z2=c d"]);
+    expect(sup.stats()).toMatchObject({ linesIngested: 3, filesIgnored: 0 });
+  });
+
+  it("skips runs known complete, re-reads incomplete ones, then deletes vanished runs (ids of replaced fetchers survive)", async () => {
+    const p = paths();
+    const s = SupervisorStorage.open(p.db);
+    s.upgrade();
+    s.upsertFetcherRun("done", 1, true);
+    s.enqueue("done", 1, [["kept", "1"]]);
+    s.upsertFetcherRun("half", 1, false);
+    s.enqueue("half", 1, [["h1", "1"]]);
+    expect(s.dequeue(1000)).toEqual({ attrPath: "kept", payload: "1" });
+    expect(s.dequeue(1000)).toEqual({ attrPath: "h1", payload: "1" });
+    s.upsertFetcherRun("gone", 1, true);
+    s.upsertFetcherRun("replaced", 1, true);
+    s.close();
+    writeFileSync(join(p.fetchersDir, "done.1.txt"), "changed 1\n");
+    writeFileSync(join(p.fetchersDir, "half.1.txt.part"), "h1 1\nh2 2\n");
+    writeFileSync(join(p.fetchersDir, "replaced.2.txt"), "r 1\n");
+    const { sup } = await daemon(p);
+    expect(runs(sup)).toEqual([
+      { fetcher: "done", runStarted: 1, isComplete: true },
+      { fetcher: "half", runStarted: 1, isComplete: false },
+      { fetcher: "replaced", runStarted: 2, isComplete: true },
+    ]);
+    expect(rows(sup).map((r) => `${r.attr}:${r.d}`)).toEqual(["kept:1", "h1:1", "h2:0", "r:0"]);
+    expect(sup.storage.db.prepare("SELECT fetcher_id FROM fetchers WHERE name = 'replaced'").get()).toEqual({
+      fetcher_id: 4,
+    });
+  });
+
+  it("uses the .txt when both the .txt and the .part of a run exist, with a warning", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "from-txt 1\n");
+    writeFileSync(join(p.fetchersDir, "f.1.txt.part"), "from-part 1\n");
+    const { sup, logger } = await daemon(p);
+    expect(rows(sup).map((r) => r.attr)).toEqual(["from-txt"]);
+    expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: true }]);
+    expect(
+      logger.lines.some((l) => l.level === "warn" && (l.fields as { file?: string }).file === "f.1.txt.part"),
+    ).toBe(true);
+  });
+
+  it("ignores bad fetcher-like entries with one warning each and keeps running (D4)", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "bad.name.txt"), "x 1\n");
+    writeFileSync(join(p.fetchersDir, "f1.x.txt.part"), "x 1\n");
+    writeFileSync(join(p.fetchersDir, "big.99999999999999999999.txt"), "x 1\n");
+    mkdirSync(join(p.fetchersDir, "dir.1.txt"));
+    symlinkSync(join(p.fetchersDir, "missing"), join(p.fetchersDir, "link.1.txt"));
+    writeFileSync(join(p.fetchersDir, "good.1.txt"), "g 1\n");
+    const { sup, logger } = await daemon(p);
+    const rejects: unknown[] = [];
+    sup.on("reject", (e) => rejects.push(e));
+    expect(rows(sup).map((r) => r.attr)).toEqual(["g"]);
+    expect(sup.stats().filesIgnored).toBe(5);
+    expect(logger.lines.filter((l) => l.level === "warn")).toHaveLength(5);
+    writeFileSync(join(p.fetchersDir, "late.y.txt"), "x 1\n");
+    mkdirSync(join(p.fetchersDir, "latedir.2.txt"));
+    await waitFor(() => sup.stats().filesIgnored === 7, 10_000, "running-time bad entries");
+    expect(rejects).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: "file", reason: "bad-name", file: "late.y.txt" }),
+        expect.objectContaining({ kind: "file", reason: "not-a-file", file: "latedir.2.txt" }),
+      ]),
+    );
+  });
+
+  it("creates a missing fetcher directory; rejects bad options and an aborted signal without leaving anything", async () => {
+    const p = paths();
+    const dir = join(p.root, "new", "deep");
+    const sup = await startSupervisor({ db: p.db, fetchersDir: dir, socket: p.socket });
+    expect(statSync(dir).isDirectory()).toBe(true);
+    await sup.close();
+    await expect(startSupervisor({ db: p.db, fetchersDir: dir, socket: 5 } as never)).rejects.toMatchObject({
+      code: "ERR_X_SUPERVISOR_BAD_OPTION",
+      message: expect.stringContaining("socket"),
+    });
+    await expect(
+      startSupervisor({ db: p.db, fetchersDir: dir, socket: p.socket, socketMode: 0o1777 }),
+    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_BAD_OPTION" });
+    await expect(
+      startSupervisor({ db: p.db, fetchersDir: dir, socket: p.socket, fetchers_dir: "x" } as never),
+    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_BAD_OPTION" });
+    const other = join(p.root, "other.db");
+    await expect(
+      startSupervisor({ db: other, fetchersDir: dir, socket: p.socket, signal: AbortSignal.abort() }),
+    ).rejects.toThrow();
+    expect(existsSync(other)).toBe(false);
+    expect(existsSync(p.socket)).toBe(false);
+  });
+
+  it("refuses a database newer than version 2", async () => {
+    const p = paths();
+    const db = new Database(p.db);
+    db.pragma("user_version = 3");
+    db.close();
+    await expect(start(p)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SCHEMA" });
+    expect(existsSync(p.socket)).toBe(false);
+  });
+});
+
+describe("socket path (D8)", () => {
+  it("replaces a stale socket, refuses a live one and a non-socket, sets mode 0660, removes it on close", async () => {
+    const p = paths();
+    // a socket file left behind by a SIGKILLed process
+    spawnSync(process.execPath, [
+      "-e",
+      `require("net").createServer().listen(${JSON.stringify(p.socket)}, () => process.kill(process.pid, "SIGKILL"))`,
+    ]);
+    expect(statSync(p.socket).isSocket()).toBe(true);
+    const { sup } = await daemon(p);
+    expect(statSync(p.socket).mode & 0o777).toBe(0o660);
+    const second = { ...p, db: join(p.root, "second.db") };
+    await expect(start(second)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SOCKET_IN_USE" });
+    expect(await exchange(p.socket, "READY\n")).toBe("NOJOBS\n");
+    await sup.close();
+    expect(existsSync(p.socket)).toBe(false);
+    writeFileSync(p.socket, "not a socket");
+    await expect(start(p)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SOCKET_PATH" });
+    expect(statSync(p.socket).isFile()).toBe(true);
+    rmSync(p.socket);
+    mkdirSync(p.socket);
+    await expect(start(p)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SOCKET_PATH" });
+  });
+});
+
+describe("protocol", () => {
+  async function withJobs(lines: string) {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), lines);
+    return { p, ...(await daemon(p)) };
+  }
+
+  it("answers a raw client byte for byte: READY, DONE, NOJOBS, several commands per connection", async () => {
+    const { p, sup } = await withJobs("only  0 1 \n");
+    const conn = await RawConnection.open(p.socket);
+    cleanups.push(() => conn.close());
+    expect(await conn.send("READY\n")).toBe("JOB only  0 1\n");
+    expect(await conn.send("DONE only 0\n")).toBe("NOJOBS\n");
+    expect(await conn.send("READY\n")).toBe("NOJOBS\n");
+    expect(sup.storage.db.prepare("SELECT attr_path, exit_code FROM log").all()).toEqual([
+      { attr_path: "only", exit_code: 0 },
+    ]);
+    expect(sup.stats()).toMatchObject({ dispatched: 1, finished: 1, connections: 1 });
+  });
+
+  it("answers every command of a half-closed client, the last one even without \\n (fix), then ends", async () => {
+    const { p } = await withJobs("a 1\nb 2\nc 3\n");
+    const reply = await exchange(p.socket, "READY\nDONE x 0\r\nDONE y 0");
+    expect(reply.split("\n")).toHaveLength(4);
+    expect(reply).toMatch(/^JOB [abc] \d\nJOB [abc] \d\nJOB [abc] \d\n$/);
+    expect(await exchange(p.socket, "READY\r\n")).toBe("NOJOBS\n");
+  });
+
+  it("accepts DONE with extra fields, a signed code, and an unknown path", async () => {
+    const { p, sup } = await withJobs("a 1\n");
+    expect(await exchange(p.socket, "DONE nobody -3 extra fields\n")).toBe("JOB a 1\n");
+    expect(await exchange(p.socket, "DONE a +7\n")).toBe("NOJOBS\n");
+    expect(sup.storage.db.prepare("SELECT exit_code FROM log").get()).toEqual({ exit_code: 7 });
+  });
+
+  it.each([
+    ["lower case", "ready\n", "unknown-command"],
+    ["empty line", "\n", "unknown-command"],
+    ["unknown word", "HELLO\n", "unknown-command"],
+    ["READY with junk", "READY now\n", "unknown-command"],
+    ["DONE without fields", "DONE\n", "bad-done"],
+    ["DONE without code", "DONE a\n", "bad-done"],
+    ["DONE empty path", "DONE  0\n", "bad-done"],
+    ["DONE non-integer code", "DONE a 1.5\n", "bad-done"],
+    ["DONE unsafe code", "DONE a 9007199254740993\n", "bad-done"],
+    ["DONE double space", "DONE a  0\n", "bad-done"],
+    [
+      "DONE bad UTF-8 path",
+      Buffer.from([...Buffer.from("DONE "), 0xff, 0xfe, ...Buffer.from(" 0\n")]),
+      "bad-done",
+    ],
+  ])(
+    "rejects %s: earlier replies still arrive, then the connection ends without a reply",
+    async (_name, bad, reason) => {
+      const { p, sup } = await withJobs("a 1\n");
+      const rejects: unknown[] = [];
+      sup.on("reject", (e) => rejects.push(e));
+      const reply = await exchange(
+        p.socket,
+        Buffer.concat([Buffer.from("READY\n"), Buffer.from(bad), Buffer.from("READY\n")]),
+      );
+      expect(reply).toBe("JOB a 1\n");
+      expect(sup.stats().commandsRejected).toBe(1);
+      expect(rejects).toEqual([expect.objectContaining({ kind: "command", reason })]);
+      expect(await exchange(p.socket, "READY\n")).toBe("NOJOBS\n");
+    },
+  );
+
+  it("accepts a command of exactly 64 KiB and ends a connection at 64 KiB + 1 without waiting (D7)", async () => {
+    const { p, sup } = await withJobs("a 1\n");
+    const exact = `DONE x 0 ${"y".repeat(65_536 - 9)}`;
+    expect(Buffer.byteLength(exact)).toBe(65_536);
+    expect(await exchange(p.socket, `${exact}\n`)).toBe("JOB a 1\n");
+    const conn = await RawConnection.open(p.socket);
+    cleanups.push(() => conn.close());
+    conn.write("z".repeat(65_537));
+    expect(await conn.next()).toBeNull();
+    expect(sup.stats().commandsRejected).toBe(1);
+  });
+
+  it("serves two workers distinct jobs and uses the newest run's payload", async () => {
+    const { p, sup } = await withJobs("a old\nb old\n");
+    writeFileSync(join(p.fetchersDir, "f.2.txt"), "a new\n");
+    await waitFor(() => runs(sup).length === 2 && runs(sup).every((r) => r.isComplete), 10_000, "second run");
+    const [x, y] = await Promise.all([exchange(p.socket, "READY\n"), exchange(p.socket, "READY\n")]);
+    expect([x, y].sort()).toEqual(["JOB a new\n", "JOB b old\n"]);
+  });
+});
+
+describe("following fetcher files", () => {
+  it("catches up with appended lines before answering a command (D6), and waits for an unterminated tail", async () => {
+    const p = paths();
+    const part = join(p.fetchersDir, "f.1.txt.part");
+    writeFileSync(part, "");
+    const { sup } = await daemon(p);
+    const conn = await RawConnection.open(p.socket);
+    cleanups.push(() => conn.close());
+    expect(await conn.send("READY\n")).toBe("NOJOBS\n");
+    appendFileSync(part, "first 1\nsecond 2");
+    expect(await conn.send("READY\n")).toBe("JOB first 1\n");
+    expect(await conn.send("DONE first 0\n")).toBe("NOJOBS\n");
+    appendFileSync(part, "\n");
+    expect(await conn.send("READY\n")).toBe("JOB second 2\n");
+    expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: false }]);
+  });
+
+  it("reads the rest through the open file when a .part is renamed to its .txt, last line included (D1, D2)", async () => {
+    const p = paths();
+    const part = join(p.fetchersDir, "f.1.txt.part");
+    writeFileSync(part, "a 1\n");
+    const { sup } = await daemon(p);
+    const completed = new Promise((resolve) => sup.on("run", (e) => e.change === "completed" && resolve(e)));
+    appendFileSync(part, "b 2\nc 3");
+    renameSync(part, join(p.fetchersDir, "f.1.txt"));
+    await completed;
+    expect(rows(sup).map((r) => r.attr)).toEqual(["a", "b", "c"]);
+    expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: true }]);
+  });
+
+  it("follows the production sequence: new .part, delete the old .txt, rename", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.100.txt"), "a 1\nb 1\n");
+    const { sup } = await daemon(p);
+    const part = join(p.fetchersDir, "f.200.txt.part");
+    writeFileSync(part, "a 2\n");
+    await waitFor(() => runs(sup).length === 2, 10_000, "new part");
+    rmSync(join(p.fetchersDir, "f.100.txt"));
+    appendFileSync(part, "c 2\n");
+    renameSync(part, join(p.fetchersDir, "f.200.txt"));
+    await waitFor(
+      () => runs(sup).length === 1 && runs(sup)[0]!.isComplete && rows(sup).length === 2,
+      10_000,
+      "one complete run",
+    );
+    expect(rows(sup).map((r) => `${r.run}:${r.attr}=${r.payload}`)).toEqual(["200:a=2", "200:c=2"]);
+    expect(sup.storage.db.prepare("SELECT fetcher_id FROM fetchers").all()).toEqual([{ fetcher_id: 1 }]);
+  });
+
+  it("deletes the run of a deleted .part (fix) and of a .part renamed to another run, which is ingested as new", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.100.txt.part"), "a 1\n");
+    writeFileSync(join(p.fetchersDir, "g.100.txt.part"), "x 1\n");
+    const { sup } = await daemon(p);
+    rmSync(join(p.fetchersDir, "g.100.txt.part"));
+    renameSync(join(p.fetchersDir, "f.100.txt.part"), join(p.fetchersDir, "f.101.txt"));
+    await waitFor(
+      () =>
+        JSON.stringify(runs(sup)) === JSON.stringify([{ fetcher: "f", runStarted: 101, isComplete: true }]),
+      10_000,
+      "runs after rename",
+    );
+    expect(rows(sup).map((r) => `${r.run}:${r.attr}`)).toEqual(["101:a"]);
+  });
+
+  it("picks up a file moved into the directory (D5) and deletes the run of one moved out", async () => {
+    const p = paths();
+    const { sup } = await daemon(p);
+    const outside = join(p.root, "staging.txt");
+    writeFileSync(outside, "moved 1\n");
+    renameSync(outside, join(p.fetchersDir, "m.5.txt"));
+    await waitFor(() => rows(sup).length === 1, 10_000, "moved-in file");
+    expect(runs(sup)).toEqual([{ fetcher: "m", runStarted: 5, isComplete: true }]);
+    renameSync(join(p.fetchersDir, "m.5.txt"), outside);
+    await waitFor(() => runs(sup).length === 0, 10_000, "moved-out file");
+    expect(rows(sup)).toEqual([]);
+  });
+
+  it("reads a .part again from the start when it shrinks below the offset, with a warning", async () => {
+    const p = paths();
+    const part = join(p.fetchersDir, "f.1.txt.part");
+    writeFileSync(part, "aaaaaaaa 1\nbbbbbbbb 2\n");
+    const { sup, logger } = await daemon(p);
+    truncateSync(part, 0);
+    appendFileSync(part, "c 3\n");
+    await waitFor(() => rows(sup).length === 3, 10_000, "re-read after shrink");
+    expect(logger.lines.some((l) => l.level === "warn" && l.msg.includes("shrank"))).toBe(true);
+  });
+});
+
+describe("fetcher lines", () => {
+  it("parses lines as the original: trim, split at the first space, CRLF accepted (D3)", async () => {
+    const p = paths();
+    writeFileSync(
+      join(p.fetchersDir, "f.1.txt"),
+      "alpha 1.0 1.1\r\nbravo  0 1 \n  charlie\t0 1\necho 0 1\r\nalpha 2.0 2.1\n",
+    );
+    const { sup } = await daemon(p);
+    expect(Object.fromEntries(rows(sup).map((r) => [r.attr, r.payload]))).toEqual({
+      alpha: "2.0 2.1",
+      bravo: " 0 1",
+      "charlie\t0": "1",
+      echo: "0 1",
+    });
+  });
+
+  it("skips, logs and counts bad lines; caps warnings at 100 per file with a summary (D7, D12)", async () => {
+    const p = paths();
+    const exact = `x ${"p".repeat(1_048_576 - 2)}`;
+    const tooLong = `y ${"p".repeat(1_048_576 - 1)}`;
+    const bad = Buffer.concat([
+      Buffer.from("\n   \nalpha \nnospace\n"),
+      Buffer.from([0x62, 0x20, 0xff, 0x0a]),
+      Buffer.from("cr a\rb\n"),
+      Buffer.from(`${tooLong}\n${exact}\n`),
+      Buffer.from("ok 1\n"),
+      Buffer.from("z\n".repeat(120)),
+    ]);
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), bad);
+    const { sup, logger } = await daemon(p);
+    expect(rows(sup).map((r) => r.attr)).toEqual(["ok", "x"]);
+    expect(rows(sup).find((r) => r.attr === "x")!.payload).toHaveLength(1_048_574);
+    expect(sup.stats()).toMatchObject({ linesIngested: 2, linesRejected: 7 + 120 });
+    const lineWarnings = logger.lines.filter((l) => l.level === "warn" && l.msg === "fetcher line skipped");
+    expect(lineWarnings).toHaveLength(100);
+    expect(lineWarnings.map((l) => (l.fields as { reason: string }).reason).slice(0, 7)).toEqual([
+      "no-space",
+      "no-space",
+      "no-space",
+      "no-space",
+      "bad-utf8",
+      "bad-cr",
+      "too-long",
+    ]);
+    expect(logger.lines.some((l) => l.level === "warn" && l.msg.includes("127 lines skipped"))).toBe(true);
+  });
+});
+
+describe("storage failures and readers (D10, D12)", () => {
+  it("a reader holding a read transaction does not block dispatch; a locked database ends the connection, ingestion retries", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\nb 2\n");
+    const { sup, logger } = await daemon(p);
+    const reader = new Database(p.db, { readonly: true });
+    cleanups.push(() => reader.close());
+    reader.exec("BEGIN");
+    expect(reader.prepare("SELECT count(*) AS n FROM queue").get()).toEqual({ n: 2 });
+    expect(await exchange(p.socket, "READY\n")).toMatch(/^JOB /);
+    reader.exec("COMMIT");
+
+    sup.storage.db.pragma("busy_timeout = 50");
+    const writer = new Database(p.db);
+    cleanups.push(() => writer.close());
+    writer.exec("BEGIN IMMEDIATE");
+    expect(await exchange(p.socket, "READY\n")).toBe("");
+    expect(logger.lines.some((l) => l.level === "error" && l.msg.includes("connection ended"))).toBe(true);
+    writeFileSync(join(p.fetchersDir, "g.1.txt"), "c 3\n");
+    await waitFor(
+      () => logger.lines.some((l) => l.msg.includes("retrying in 1 s")),
+      10_000,
+      "a failed write",
+    );
+    writer.exec("COMMIT");
+    await waitFor(() => rows(sup).some((r) => r.attr === "c"), 10_000, "retried ingestion");
+    expect(runs(sup).find((r) => r.fetcher === "g")).toEqual({
+      fetcher: "g",
+      runStarted: 1,
+      isComplete: true,
+    });
+  });
+});
+
+describe("close", () => {
+  it("is idempotent, checkpoints the WAL, closes storage, and runs on signal abort", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt.part"), "a 1\n");
+    const controller = new AbortController();
+    const sup = await startSupervisor({
+      db: p.db,
+      fetchersDir: p.fetchersDir,
+      socket: p.socket,
+      signal: controller.signal,
+    });
+    const conn = await RawConnection.open(p.socket);
+    expect(await conn.send("READY\n")).toBe("JOB a 1\n");
+    controller.abort();
+    const [first, second] = [sup.close(), sup.close()];
+    expect(first).toBe(second);
+    await first;
+    expect(await conn.next()).toBeNull();
+    expect(sup.storage.closed).toBe(true);
+    expect(existsSync(p.socket)).toBe(false);
+    expect(existsSync(`${p.db}-wal`) ? statSync(`${p.db}-wal`).size : 0).toBe(0);
+    const s = SupervisorStorage.open(p.db);
+    expect(s.getFetcherRuns()).toEqual([{ fetcher: "f", runStarted: 1, isComplete: false }]);
+    s.close();
+  });
+});

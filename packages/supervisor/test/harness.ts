@@ -1,0 +1,131 @@
+import { mkdirSync } from "node:fs";
+import { createConnection, type Socket } from "node:net";
+import { join } from "node:path";
+import type { Logger } from "@x/core";
+import { type Supervisor, startSupervisor } from "../src/index.js";
+import { tempDir } from "./helpers.js";
+
+/** A logger that records every call, for assertions. */
+export function recordingLogger(): Logger & { lines: Array<{ level: string; fields: object; msg: string }> } {
+  const lines: Array<{ level: string; fields: object; msg: string }> = [];
+  const method =
+    (level: string) =>
+    (first: object | string, msg?: string): void => {
+      lines.push(
+        typeof first === "string"
+          ? { level, fields: {}, msg: first }
+          : { level, fields: first, msg: msg ?? "" },
+      );
+    };
+  return {
+    lines,
+    debug: method("debug"),
+    info: method("info"),
+    warn: method("warn"),
+    error: method("error"),
+  };
+}
+
+/** Paths of one daemon's database, fetcher directory and socket in a fresh temporary directory. */
+export interface DaemonPaths {
+  root: string;
+  db: string;
+  fetchersDir: string;
+  socket: string;
+  cleanup: () => void;
+}
+
+export function daemonPaths(): DaemonPaths {
+  const { dir, cleanup } = tempDir();
+  const fetchersDir = join(dir, "fetchers");
+  mkdirSync(fetchersDir);
+  return { root: dir, db: join(dir, "state.db"), fetchersDir, socket: join(dir, "s.sock"), cleanup };
+}
+
+/** Starts a daemon on `paths` with a recording logger. */
+export async function start(
+  paths: DaemonPaths,
+): Promise<{ sup: Supervisor; logger: ReturnType<typeof recordingLogger> }> {
+  const logger = recordingLogger();
+  const sup = await startSupervisor({
+    db: paths.db,
+    fetchersDir: paths.fetchersDir,
+    socket: paths.socket,
+    logger,
+  });
+  return { sup, logger };
+}
+
+/** Writes `bytes`, half-closes, and returns everything the server sent until it closed. */
+export function exchange(socketPath: string, bytes: string | Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    socket.end(bytes);
+  });
+}
+
+/** A raw connection that reads reply lines one by one. */
+export class RawConnection {
+  readonly socket: Socket;
+  #buffer = "";
+  #waiters: Array<(line: string | null) => void> = [];
+  #lines: string[] = [];
+  closed = false;
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    socket.setEncoding("utf8");
+    socket.on("data", (text: string) => {
+      this.#buffer += text;
+      let nl = this.#buffer.indexOf("\n");
+      while (nl >= 0) {
+        this.#push(this.#buffer.slice(0, nl + 1));
+        this.#buffer = this.#buffer.slice(nl + 1);
+        nl = this.#buffer.indexOf("\n");
+      }
+    });
+    socket.on("close", () => {
+      this.closed = true;
+      for (const w of this.#waiters.splice(0)) w(null);
+    });
+    socket.on("error", () => {});
+  }
+
+  static open(path: string): Promise<RawConnection> {
+    return new Promise((resolve, reject) => {
+      const socket = createConnection(path, () => resolve(new RawConnection(socket)));
+      socket.once("error", reject);
+    });
+  }
+
+  write(bytes: string | Buffer): void {
+    this.socket.write(bytes);
+  }
+
+  /** The next reply line including its `\n`, or `null` when the connection closed first. */
+  next(): Promise<string | null> {
+    const line = this.#lines.shift();
+    if (line !== undefined) return Promise.resolve(line);
+    if (this.closed) return Promise.resolve(null);
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  async send(bytes: string): Promise<string | null> {
+    this.write(bytes);
+    return this.next();
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  #push(line: string): void {
+    const waiter = this.#waiters.shift();
+    if (waiter) waiter(line);
+    else this.#lines.push(line);
+  }
+}

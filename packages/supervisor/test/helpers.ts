@@ -1,0 +1,39 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+
+/** A fresh temporary directory, removed by the returned `cleanup`. */
+export function tempDir(prefix = "x-supervisor-"): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Builds a database with the original supervisor's own SQL (test/fixtures), up to `version`. */
+export function createOriginalDatabase(path: string, version: 1 | 2 = 2): void {
+  const db = new Database(path);
+  try {
+    db.exec(readFileSync(new URL("./fixtures/original-schema-v1.sql", import.meta.url), "utf8"));
+    if (version === 2) {
+      db.exec(readFileSync(new URL("./fixtures/original-schema-v2.sql", import.meta.url), "utf8"));
+    }
+    db.pragma(`user_version = ${version}`);
+  } finally {
+    db.close();
+  }
+}
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
