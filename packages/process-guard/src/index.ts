@@ -1,2 +1,44 @@
+export { currentSignal, progress } from "./context.js";
+export {
+  ExecutionTimeout,
+  type ExecutionTimeoutInfo,
+  GuardError,
+  GuardErrorCode,
+  MemoryLimitExceeded,
+  type MemoryLimitExceededInfo,
+  type MemoryMetric,
+} from "./errors.js";
+export {
+  type ActiveGuard,
+  type ActiveTimeGuard,
+  type GuardEvents,
+  type InterruptEvent,
+  MemGuard,
+  type MemRunContext,
+  memGuard,
+  type RunOptions,
+  TimeGuard,
+  type TimeRunContext,
+  type TimeWatchHandle,
+  type TimeWrapped,
+  timeGuard,
+  type WarningEvent,
+  type WatchHandle,
+  type WatchOptions,
+  type WatchResult,
+  type WatchTarget,
+  type Wrapped,
+} from "./guard.js";
+export {
+  type CommonGuardOptions,
+  InterruptType,
+  type MemGuardOptions,
+  type RunSyncOptions,
+  type TimeGuardOptions,
+} from "./options.js";
+export { type ProgressTarget, progressLoop } from "./progress-loop.js";
+export { runSync } from "./run-sync.js";
+export type { InterruptMessage, InterruptReason, Level } from "./targets.js";
+
 /** Package version, for diagnostics. */
 export const version = "0.1.0";

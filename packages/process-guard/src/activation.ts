@@ -1,0 +1,362 @@
+import type { Logger } from "@x/core";
+import { clock } from "./clock.js";
+import { type Scope, scopes } from "./context.js";
+import { ExecutionTimeout, type GuardError, MemoryLimitExceeded } from "./errors.js";
+import { freshOwnSample, type Sampler } from "./memory.js";
+import type { MemConfig, TimeConfig } from "./options.js";
+import { ProcessGone } from "./process-info.js";
+import { InProcessTarget, type Level, ownSignalAt, ownSignalNumbers, type Target } from "./targets.js";
+import { type Tickable, tickerFor } from "./ticker.js";
+import { type LadderSlot, Watchdog } from "./watchdog.js";
+
+/** What an activation needs from the guard that started it. */
+export interface GuardHost {
+  readonly config: TimeConfig | MemConfig;
+  /** Activations that have not ended. */
+  readonly active: Set<Activation>;
+  /** Emits an event to every listener; a listener's exception is logged, never rethrown. */
+  emitSafe(event: "interrupt" | "warning", payload: object): void;
+}
+
+/** How an activation starts. */
+export interface ActivationInit {
+  target: Target;
+  /** Link to the innermost enclosing active scope (run, wrap, enter); `undefined` for watch. */
+  parent: Scope | undefined;
+  /** External signal: aborts the activation's signal with its reason (run), or ends it (watch). */
+  signal?: AbortSignal | undefined;
+  /** `"abort"` for run/enter, `"close"` for watch. */
+  onExternal: "abort" | "close";
+  /** An own-process sampler is measured at start without the per-pass cache. */
+  ownProcess: boolean;
+  /** Called once when the activation ends. */
+  onEnd?: () => void;
+}
+
+/**
+ * One guarded run: its own clock, escalation state, AbortSignal and memory baseline. Created by `run()`,
+ * each call of a wrapped function, `enter()` and `watch()`.
+ */
+export class Activation implements Scope, Tickable {
+  readonly host: GuardHost;
+  readonly config: TimeConfig | MemConfig;
+  readonly logger: Logger;
+  readonly target: Target;
+  readonly parent: Scope | undefined;
+  readonly restartable: boolean;
+  readonly hasSignal = true;
+  ended = false;
+  /** The error of the highest level sent so far (for `watch()`'s result). */
+  topError: GuardError | null = null;
+
+  /** Time: the last (re)start. Memory: the first over-limit sample of the current excess (NaN: under). */
+  #anchor: number;
+  /** ms from the anchor to level 0. */
+  readonly #first: number;
+  /** ms between levels. */
+  readonly #step: number;
+  /** Highest level sent since the last restart or reset (-1: none). */
+  #sent = -1;
+  /** Level 2 was sent: nothing more happens. */
+  #done = false;
+  /** An asynchronous action or sample is under way. */
+  #busy = false;
+  #sampling = false;
+  #controller: AbortController | undefined;
+  #aborted = false;
+  #reason: unknown;
+  #children: Set<Activation> | undefined;
+  #external: AbortSignal | undefined;
+  #onExternal: (() => void) | undefined;
+  #slot: LadderSlot | undefined;
+  #onEnd: (() => void) | undefined;
+  // memory
+  #sampler: Sampler | undefined;
+  #limit = Number.NaN;
+  #observed = 0;
+  #starting = false;
+
+  constructor(host: GuardHost, init: ActivationInit) {
+    this.host = host;
+    this.config = host.config;
+    this.logger = host.config.logger;
+    this.target = init.target;
+    this.parent = init.parent;
+    this.#onEnd = init.onEnd;
+    const config = this.config;
+    if (config.kind === "time") {
+      this.restartable = true;
+      this.#anchor = clock();
+      this.#first = config.timeoutMs;
+      this.#step = config.graceMs;
+    } else {
+      this.restartable = false;
+      this.#anchor = Number.NaN;
+      this.#first = config.graceMs;
+      this.#step = config.secondaryMs;
+      // throws ERR_X_GUARD_UNSUPPORTED before anything is registered
+      this.#sampler = init.target.sampler(config.metric);
+    }
+
+    if (init.parent instanceof Activation) init.parent.#adopt(this);
+    if (init.signal !== undefined) this.#listen(init.signal, init.onExternal);
+
+    host.active.add(this);
+    tickerFor(config.checkInterval).add(this);
+
+    if (config.allowProcessSignals && config.interruptType !== "exception" && init.onExternal === "abort") {
+      this.#startLadder();
+    }
+    if (config.kind === "memory") {
+      this.#starting = true;
+      try {
+        if (init.ownProcess && (config.metric === "rss" || config.metric === "heap")) {
+          this.#onSample(freshOwnSample(config.metric));
+        } else this.#sample();
+      } finally {
+        this.#starting = false;
+      }
+    }
+  }
+
+  #startLadder(): void {
+    try {
+      this.#slot = Watchdog.shared(this.logger).ladder(
+        this.#anchor,
+        this.#first,
+        this.#step,
+        ownSignalNumbers(this.config),
+      );
+      if (this.target instanceof InProcessTarget) this.target.viaWatchdog = true;
+    } catch (error) {
+      // without the watchdog, the main thread sends the signals itself when it gets to run
+      this.logger.warn({ err: error }, "process-guard: the watchdog could not start");
+    }
+  }
+
+  #listen(signal: AbortSignal, mode: "abort" | "close"): void {
+    const handler = mode === "abort" ? () => this.abort(signal.reason) : () => this.end();
+    if (signal.aborted) {
+      handler();
+      return;
+    }
+    this.#external = signal;
+    this.#onExternal = handler;
+    signal.addEventListener("abort", handler, { once: true });
+  }
+
+  /** A nested activation: it aborts with our reason when we abort. */
+  #adopt(child: Activation): void {
+    if (this.#aborted) {
+      child.abort(this.#reason);
+      return;
+    }
+    this.#children ??= new Set();
+    this.#children.add(child);
+  }
+
+  /** The activation's signal, created on first use (most tasks never read it). */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** The guard that started it. */
+  get owner(): object {
+    return this.host;
+  }
+
+  /** Aborts the signal once (later calls do nothing) and every nested activation with the same reason. */
+  abort(reason: unknown): void {
+    if (this.#aborted || this.ended) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    if (this.#children) for (const child of this.#children) child.abort(reason);
+  }
+
+  /**
+   * Maps a rejection after our signal aborted: an `AbortError` whose `cause` is our reason becomes the
+   * reason itself (what `timers/promises`, `events.once` and stream helpers throw).
+   */
+  mapRejection(error: unknown): unknown {
+    if (
+      this.#aborted &&
+      error instanceof Error &&
+      error.name === "AbortError" &&
+      (error as { cause?: unknown }).cause === this.#reason
+    ) {
+      return this.#reason;
+    }
+    return error;
+  }
+
+  /** Restarts the time limit and resets the ladder; nothing after level 2 or the end. */
+  progress(): void {
+    if (this.ended || this.#done || this.config.kind !== "time") return;
+    this.#anchor = clock();
+    this.#sent = -1;
+    this.#slot?.restart(this.#anchor);
+  }
+
+  /** Ends at once: no action and no event afterwards; the signal is never aborted afterwards. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.host.active.delete(this);
+    tickerFor(this.config.checkInterval).delete(this);
+    if (this.#external) this.#external.removeEventListener("abort", this.#onExternal!);
+    if (this.parent instanceof Activation) this.parent.#children?.delete(this);
+    this.#slot?.release();
+    const onEnd = this.#onEnd;
+    this.#onEnd = undefined;
+    onEnd?.();
+  }
+
+  /** Runs `fn` inside this activation's async context. */
+  enter<R>(fn: () => R): R {
+    return scopes.run(this, fn);
+  }
+
+  tick(now: number): void {
+    if (this.ended) return;
+    if (this.config.kind === "memory") this.#sample();
+    else this.#advance(now);
+  }
+
+  #sample(): void {
+    if (this.#sampling || this.#done || this.ended) return;
+    let value: number | Promise<number>;
+    try {
+      value = this.#sampler!();
+    } catch (error) {
+      this.#sampleFailed(error);
+      return;
+    }
+    if (typeof value === "number") {
+      this.#onSample(value);
+      return;
+    }
+    this.#sampling = true;
+    value.then(
+      (bytes) => {
+        this.#sampling = false;
+        this.#onSample(bytes);
+      },
+      (error: unknown) => {
+        this.#sampling = false;
+        this.#sampleFailed(error);
+      },
+    );
+  }
+
+  #sampleFailed(error: unknown): void {
+    if (this.ended) return;
+    if (error instanceof ProcessGone) this.end();
+    else this.logger.warn({ err: error }, "process-guard: a memory sample failed and was skipped");
+  }
+
+  #onSample(bytes: number): void {
+    if (this.ended || this.#done) return;
+    const config = this.config as MemConfig;
+    if (Number.isNaN(this.#limit)) this.#limit = config.absolute ? config.maxBytes : bytes + config.maxBytes;
+    if (bytes > this.#limit) {
+      this.#observed = bytes;
+      if (Number.isNaN(this.#anchor)) {
+        this.#anchor = clock();
+        this.#slot?.restart(this.#anchor);
+      }
+    } else if (bytes < this.#limit && !Number.isNaN(this.#anchor)) {
+      this.#anchor = Number.NaN;
+      this.#sent = -1;
+      this.#slot?.restart(Number.NaN);
+    }
+    if (!this.#starting) this.#advance(clock());
+    else if (!Number.isNaN(this.#anchor) && this.#first === 0) {
+      // never act inside run()/watch() itself: the earliest action is on a later macrotask
+      setImmediate(() => this.#advance(clock())).unref();
+    }
+  }
+
+  /** Sends every level that is due, in order. */
+  #advance(now: number): void {
+    while (!this.#busy && !this.#done && !this.ended && !Number.isNaN(this.#anchor)) {
+      const level = (this.#sent + 1) as Level;
+      const due = this.#anchor + this.#first + level * this.#step;
+      if (now < due) return;
+      // an own-process signal is the watchdog's to send; the event follows once it has
+      if (this.#slot && ownSignalAt(this.config, level) !== undefined && this.#slot.sent < level) return;
+      this.#fire(level, now);
+    }
+  }
+
+  #fire(level: Level, now: number): void {
+    const error = this.#error(level, now);
+    if (level === 0) this.abort(error);
+    let done: string | Promise<string>;
+    try {
+      done = this.target.act(level, error, () => this.ended);
+    } catch (failure) {
+      this.#actFailed(failure);
+      return;
+    }
+    if (typeof done === "string") {
+      this.#sentLevel(level, error, done, true);
+      return;
+    }
+    this.#busy = true;
+    const anchor = this.#anchor;
+    done.then(
+      (what) => {
+        this.#busy = false;
+        // a restart meanwhile leaves the ladder reset, but the level was sent: report it
+        this.#sentLevel(level, error, what, anchor === this.#anchor);
+        this.#advance(clock());
+      },
+      (failure: unknown) => {
+        this.#busy = false;
+        this.#actFailed(failure);
+      },
+    );
+  }
+
+  #actFailed(failure: unknown): void {
+    if (failure instanceof ProcessGone) this.end();
+    else this.logger.error({ err: failure }, "process-guard: an escalation step failed");
+  }
+
+  #error(level: Level, now: number): GuardError {
+    const config = this.config;
+    if (config.kind === "time") {
+      return new ExecutionTimeout({ level, limit: config.timeoutMs, elapsed: now - this.#anchor });
+    }
+    return new MemoryLimitExceeded({
+      level,
+      limit: this.#limit,
+      observed: this.#observed,
+      metric: config.metric,
+    });
+  }
+
+  #sentLevel(level: Level, error: GuardError, what: string, current: boolean): void {
+    if (this.ended) return;
+    if (current) this.#sent = level;
+    if (this.topError === null || level >= (this.topError as ExecutionTimeout).level) this.topError = error;
+    if (level === 2) this.#done = true;
+    this.logger.debug({ level, err: error }, `process-guard: level ${level}: ${what}`);
+    this.host.emitSafe("interrupt", { level, error });
+    if (level === 2) {
+      const note = this.target.warningNote?.();
+      const message = `${error.message}: level 2 ${what}${note ? `; ${note}` : ""}`;
+      this.logger.warn({ err: error }, `process-guard: ${message}`);
+      this.host.emitSafe("warning", { level: 2, error, message });
+    }
+  }
+}

@@ -1,0 +1,507 @@
+import { ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { Worker } from "node:worker_threads";
+import { optionError } from "@x/core";
+import { Activation, type GuardHost } from "./activation.js";
+import { enclosing, scopes } from "./context.js";
+import { type ExecutionTimeout, GuardError, GuardErrorCode, type MemoryLimitExceeded } from "./errors.js";
+import {
+  type MemConfig,
+  type MemGuardOptions,
+  memConfig,
+  type TimeConfig,
+  type TimeGuardOptions,
+  timeConfig,
+} from "./options.js";
+import { isAlive } from "./process-info.js";
+import {
+  InProcessTarget,
+  type InterruptReason,
+  type Level,
+  ProcessTarget,
+  type Target,
+  WorkerTarget,
+} from "./targets.js";
+import { type Tickable, tickerFor } from "./ticker.js";
+
+/** Payload of the `"interrupt"` event: emitted after every escalation step has been taken. */
+export interface InterruptEvent<E extends GuardError = GuardError> {
+  level: Level;
+  /** A new error per level, with `error.level === level`. The level-0 error is the signal's `reason`. */
+  error: E;
+}
+
+/** Payload of the `"warning"` event: level 2 was reached. */
+export interface WarningEvent<E extends GuardError = GuardError> {
+  level: 2;
+  error: E;
+  /** What level 2 actually did, in words. */
+  message: string;
+}
+
+/** The events of a guard. */
+export interface GuardEvents<E extends GuardError = GuardError> {
+  interrupt: [event: InterruptEvent<E>];
+  warning: [event: WarningEvent<E>];
+}
+
+/** Options of `run()`. */
+export interface RunOptions {
+  /** Aborting it aborts the task's signal with the same reason (no ladder, no event). */
+  signal?: AbortSignal;
+}
+
+/** Options of `watch()`. */
+export interface WatchOptions {
+  /** Aborting it acts as `close()`. */
+  signal?: AbortSignal;
+}
+
+/** What `run()` passes to a MemGuard's task. */
+export interface MemRunContext {
+  /** Aborted at level 0 with the guard's error as `reason`, or when an outer guard or `options.signal` aborts. */
+  readonly signal: AbortSignal;
+}
+
+/** What `run()` passes to a TimeGuard's task. */
+export interface TimeRunContext extends MemRunContext {
+  /** Restarts this activation's time limit. */
+  progress(): void;
+}
+
+/** A live in-process activation from `enter()`; dispose it (`using`) to end it. */
+export interface ActiveGuard extends Disposable {
+  readonly signal: AbortSignal;
+}
+
+/** A live TimeGuard activation from `enter()`. */
+export interface ActiveTimeGuard extends ActiveGuard {
+  progress(): void;
+}
+
+/** What a watched target is. */
+export type WatchTarget = ChildProcess | Worker | { pid: number };
+
+/** How a watched target ended. */
+export interface WatchResult<E extends GuardError = GuardError> {
+  /** Its exit code (`null` for a `{ pid }` target or after a signal). */
+  code: number | null;
+  /** The signal that ended it (`null` for a Worker or a `{ pid }` target). */
+  signal: string | null;
+  /** The error of the highest level the guard sent, or `null` when it did not act. */
+  error: E | null;
+}
+
+/** `watch()`'s handle: a real promise of the result, plus `close()`. */
+export type WatchHandle<E extends GuardError = GuardError> = Promise<WatchResult<E>> & {
+  /** Stops guarding without touching the target; idempotent. The promise still settles when it exits. */
+  close(): Promise<void>;
+};
+
+/** A TimeGuard's `watch()` handle. */
+export type TimeWatchHandle = WatchHandle<ExecutionTimeout> & {
+  /** Restarts the time limit. */
+  progress(): void;
+};
+
+/** A function wrapped by `guard.wrap(fn)`: every call is a `run()`. */
+export type Wrapped<A extends unknown[], R, G> = ((...args: A) => Promise<Awaited<R>>) & {
+  /** The guard. */
+  readonly guard: G;
+};
+
+/** A function wrapped by a TimeGuard. */
+export type TimeWrapped<A extends unknown[], R> = Wrapped<A, R, TimeGuard> & {
+  /** Restarts the innermost activation of the guard in the current context, else every active one. */
+  progress(): void;
+};
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+function optionsSignal(options: unknown, where: string): AbortSignal | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== "object" || options === null) {
+    throw optionError(GuardErrorCode.OPTIONS, where, options, "an object", GuardError);
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    if (key !== "signal") {
+      throw optionError(GuardErrorCode.OPTIONS, key, value, "no such option", GuardError);
+    }
+    if (!(value instanceof AbortSignal)) {
+      throw optionError(GuardErrorCode.OPTIONS, "signal", value, "an AbortSignal", GuardError);
+    }
+  }
+  return (options as { signal?: AbortSignal }).signal;
+}
+
+class TimeContext implements TimeRunContext {
+  readonly #activation: Activation;
+  readonly progress: () => void;
+
+  constructor(activation: Activation) {
+    this.#activation = activation;
+    this.progress = () => activation.progress();
+  }
+
+  get signal(): AbortSignal {
+    return this.#activation.signal;
+  }
+}
+
+class MemContext implements MemRunContext {
+  readonly #activation: Activation;
+
+  constructor(activation: Activation) {
+    this.#activation = activation;
+  }
+
+  get signal(): AbortSignal {
+    return this.#activation.signal;
+  }
+}
+
+/** Polls a `{ pid }` target until it is gone, even after `close()` (the handle still settles then). */
+class PidPoll implements Tickable {
+  constructor(
+    readonly pid: number,
+    readonly interval: number,
+    readonly logger: GuardHost["config"]["logger"],
+    readonly gone: () => void,
+  ) {
+    tickerFor(interval).add(this);
+  }
+
+  tick(): void {
+    if (isAlive(this.pid)) return;
+    tickerFor(this.interval).delete(this);
+    this.gone();
+  }
+}
+
+/** What both guard kinds share: configuration, events, and the four ways to start an activation. */
+abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents<E>> implements GuardHost {
+  readonly config: TimeConfig | MemConfig;
+  /** Activations that have not ended. */
+  readonly active = new Set<Activation>();
+  readonly #inProcessTarget: InProcessTarget;
+  protected abstract readonly reason: InterruptReason;
+
+  protected constructor(config: TimeConfig | MemConfig) {
+    super();
+    this.config = config;
+    this.#inProcessTarget = new InProcessTarget(config);
+  }
+
+  protected abstract context(activation: Activation): Ctx;
+
+  /** @internal */
+  emitSafe(event: "interrupt" | "warning", payload: object): void {
+    for (const listener of this.rawListeners(event) as ((payload: object) => unknown)[]) {
+      try {
+        const result = listener.call(this, payload);
+        if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.#listenerFailed(error));
+      } catch (error) {
+        this.#listenerFailed(error);
+      }
+    }
+  }
+
+  #listenerFailed(error: unknown): void {
+    this.config.logger.error({ err: error }, "process-guard: an event listener threw");
+  }
+
+  /** Starts an in-process activation in the current context's chain. */
+  #inProcess(signal: AbortSignal | undefined): Activation {
+    const target = this.config.allowProcessSignals ? new InProcessTarget(this.config) : this.#inProcessTarget;
+    return new Activation(this, {
+      target,
+      parent: enclosing(),
+      signal,
+      onExternal: "abort",
+      ownProcess: true,
+    });
+  }
+
+  /**
+   * Runs `fn` under a new activation and settles with its result, never earlier (not even after level 2).
+   * `fn` gets the activation's `signal` (and `progress` on a TimeGuard). After the signal aborted, an
+   * `AbortError` whose `cause` is the signal's reason rejects as that reason: the guard's error.
+   */
+  run<R>(fn: (context: Ctx) => R, options?: RunOptions): Promise<Awaited<R>> {
+    let activation: Activation;
+    try {
+      activation = this.#inProcess(optionsSignal(options, "options"));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    let result: unknown;
+    try {
+      result = scopes.run(activation, fn, this.context(activation));
+    } catch (error) {
+      activation.end();
+      return Promise.reject(activation.mapRejection(error));
+    }
+    if (!isPromiseLike(result)) {
+      activation.end();
+      return Promise.resolve(result as Awaited<R>);
+    }
+    return settle(activation, result as PromiseLike<Awaited<R>>);
+  }
+
+  /**
+   * The decorator form: each call of the returned function is a `run()` around `fn.apply(this, args)`.
+   * `f.guard` is this guard.
+   */
+  protected wrapWith<A extends unknown[], R>(fn: (...args: A) => R): Wrapped<A, R, this> {
+    const guard = this;
+    const wrapped = function (this: unknown, ...args: A) {
+      return guard.run(() => fn.apply(this, args));
+    };
+    Object.defineProperty(wrapped, "name", { value: fn.name, configurable: true });
+    Object.defineProperty(wrapped, "guard", { value: this, enumerable: true });
+    return wrapped as Wrapped<A, R, this>;
+  }
+
+  /**
+   * Starts an activation and makes it the current async context for the rest of the calling function
+   * (`AsyncLocalStorage.enterWith`). Dispose the handle (`using`) to end it.
+   */
+  protected enterActivation(): { activation: Activation; handle: ActiveGuard } {
+    const activation = this.#inProcess(undefined);
+    const previous = scopes.getStore();
+    scopes.enterWith(activation);
+    const handle: ActiveGuard = {
+      get signal() {
+        return activation.signal;
+      },
+      [Symbol.dispose]() {
+        if (activation.ended) return;
+        activation.end();
+        if (scopes.getStore() === activation) scopes.enterWith(previous as Activation);
+      },
+    };
+    return { activation, handle };
+  }
+
+  /**
+   * Guards another process or a worker: the escalation ladder of the guard's `interruptType`, to its process
+   * group when it leads one. The handle settles when the target exits; it never rejects for the guard.
+   */
+  protected watchTarget(target: WatchTarget, options?: WatchOptions): WatchHandle<E> & { progress(): void } {
+    const kind = classify(target);
+    const signal = optionsSignal(options, "options");
+    let resolve!: (result: WatchResult<E>) => void;
+    const promise = new Promise<WatchResult<E>>((done) => {
+      resolve = done;
+    });
+    let activation: Activation | undefined;
+    let closed = false;
+    const handle = Object.assign(promise, {
+      close: (): Promise<void> => {
+        closed = true;
+        activation?.end();
+        return Promise.resolve();
+      },
+      progress: (): void => activation?.progress(),
+    });
+    const result = (code: number | null, exitSignal: string | null): WatchResult<E> => ({
+      code,
+      signal: exitSignal,
+      error: (activation?.topError ?? null) as E | null,
+    });
+    const start = (guardTarget: Target) =>
+      new Activation(this, {
+        target: guardTarget,
+        parent: undefined,
+        signal,
+        onExternal: "close",
+        ownProcess: kind === "worker",
+        onEnd: () => {
+          if (signal?.aborted) closed = true;
+        },
+      });
+
+    if (kind === "child") {
+      const child = target as ChildProcess;
+      if (child.pid === undefined) resolve(result(null, null));
+      else if (child.exitCode !== null || child.signalCode !== null) {
+        resolve(result(child.exitCode, child.signalCode));
+      } else {
+        const processTarget = new ProcessTarget(child.pid, child, this.reason, this.config);
+        activation = start(processTarget);
+        child.once("exit", (code, exitSignal) => {
+          if (!closed) processTarget.sweep();
+          activation!.end();
+          resolve(result(code, exitSignal));
+        });
+      }
+    } else if (kind === "worker") {
+      const worker = target as Worker;
+      if (worker.threadId === -1) resolve(result(null, null));
+      else {
+        activation = start(new WorkerTarget(worker, this.reason, this.config));
+        worker.once("exit", (code) => {
+          activation!.end();
+          resolve(result(code, null));
+        });
+      }
+    } else {
+      const { pid } = target as { pid: number };
+      if (!isAlive(pid)) resolve(result(null, null));
+      else {
+        const processTarget = new ProcessTarget(pid, undefined, this.reason, this.config);
+        activation = start(processTarget);
+        new PidPoll(pid, this.config.checkInterval, this.config.logger, () => {
+          if (!closed) processTarget.sweep();
+          activation!.end();
+          resolve(result(null, null));
+        });
+      }
+    }
+    return handle;
+  }
+}
+
+function settle<R>(activation: Activation, result: PromiseLike<R>): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    result.then(
+      (value) => {
+        activation.end();
+        resolve(value);
+      },
+      (error: unknown) => {
+        activation.end();
+        reject(activation.mapRejection(error));
+      },
+    );
+  });
+}
+
+function classify(target: unknown): "child" | "worker" | "pid" {
+  if (target instanceof ChildProcess) return "child";
+  if (target instanceof Worker) return "worker";
+  if (typeof target === "object" && target !== null) {
+    const pid = (target as { pid?: unknown }).pid;
+    if (typeof pid === "number" && Number.isInteger(pid) && pid > 0) return "pid";
+  }
+  throw optionError(
+    GuardErrorCode.OPTIONS,
+    "target",
+    target,
+    "a ChildProcess, a Worker or { pid: positive integer }",
+    GuardError,
+  );
+}
+
+/**
+ * Keeps tasks within a time limit, restarted by `progress()`. Create it with `timeGuard(options)`.
+ * Events: `"interrupt"` at every level, `"warning"` at level 2.
+ */
+export class TimeGuard extends Guard<ExecutionTimeout, TimeRunContext> {
+  declare readonly config: TimeConfig;
+  protected readonly reason = "timeout";
+
+  /** @param options - see `TimeGuardOptions`; validated at once */
+  constructor(options?: TimeGuardOptions) {
+    super(timeConfig(options));
+  }
+
+  protected context(activation: Activation): TimeRunContext {
+    return new TimeContext(activation);
+  }
+
+  /** The decorator form: `f(...args)` runs `fn` under a new activation; `f.progress()`, `f.guard`. */
+  wrap<A extends unknown[], R>(fn: (...args: A) => R): TimeWrapped<A, R> {
+    const wrapped = this.wrapWith(fn) as unknown as TimeWrapped<A, R>;
+    Object.defineProperty(wrapped, "progress", {
+      value: () => {
+        let scope = scopes.getStore();
+        while (scope !== undefined && (scope.ended || scope.owner !== this)) scope = scope.parent;
+        if (scope !== undefined) scope.progress();
+        else for (const activation of this.active) activation.progress();
+      },
+    });
+    return wrapped;
+  }
+
+  /** The context-manager form: `using active = tg.enter();` */
+  enter(): ActiveTimeGuard {
+    const { activation, handle } = this.enterActivation();
+    return Object.assign(handle, { progress: () => activation.progress() });
+  }
+
+  /** Guards a child process, a worker or a pid; see the README's escalation matrix. */
+  watch(target: WatchTarget, options?: WatchOptions): TimeWatchHandle {
+    return this.watchTarget(target, options);
+  }
+}
+
+/**
+ * Keeps tasks within a memory limit. Create it with `memGuard(options)`.
+ * Events: `"interrupt"` at every level, `"warning"` at level 2.
+ */
+export class MemGuard extends Guard<MemoryLimitExceeded, MemRunContext> {
+  declare readonly config: MemConfig;
+  protected readonly reason = "memory";
+
+  /** @param options - see `MemGuardOptions`; validated at once */
+  constructor(options: MemGuardOptions) {
+    super(memConfig(options));
+  }
+
+  protected context(activation: Activation): MemRunContext {
+    return new MemContext(activation);
+  }
+
+  /** The decorator form: `f(...args)` runs `fn` under a new activation; `f.guard`. */
+  wrap<A extends unknown[], R>(fn: (...args: A) => R): Wrapped<A, R, MemGuard> {
+    return this.wrapWith(fn);
+  }
+
+  /** The context-manager form: `using active = mg.enter();` */
+  enter(): ActiveGuard {
+    return this.enterActivation().handle;
+  }
+
+  /** Guards a child process, a worker or a pid; see the README's escalation matrix. */
+  watch(target: WatchTarget, options?: WatchOptions): WatchHandle<MemoryLimitExceeded> {
+    const handle = this.watchTarget(target, options);
+    delete (handle as { progress?: unknown }).progress;
+    return handle;
+  }
+}
+
+/**
+ * A TimeGuard: keeps tasks within `timeout` seconds (restarted by `progress()`), then escalates every
+ * `gracePeriod` seconds. Options are validated at once (`ERR_X_GUARD_OPTIONS`).
+ *
+ * @example
+ * ```ts
+ * const tg = timeGuard({ timeout: 10 });
+ * await tg.run(async ({ signal }) => fetch(url, { signal }));
+ * ```
+ */
+export function timeGuard(options?: TimeGuardOptions): TimeGuard {
+  return new TimeGuard(options);
+}
+
+/**
+ * A MemGuard: keeps tasks within `maxMemory` KiB (or `maxMemoryBytes`), then escalates. Options are validated
+ * at once (`ERR_X_GUARD_OPTIONS`).
+ *
+ * @example
+ * ```ts
+ * const mg = memGuard({ maxMemory: 512 * 1024, metric: "tree" });
+ * const { code, error } = await mg.watch(spawn("convert", args, { detached: true }));
+ * ```
+ */
+export function memGuard(options: MemGuardOptions): MemGuard {
+  return new MemGuard(options);
+}

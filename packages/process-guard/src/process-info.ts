@@ -1,0 +1,204 @@
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * Facts about processes: pgid, RSS, descendants, liveness. On Linux they come from `/proc` (synchronous
+ * reads of in-memory files, a few µs each); elsewhere from `ps` and `pidusage` (asynchronous).
+ * Every function takes `procfs` so tests can force the portable path on Linux.
+ */
+
+/** Whether `/proc` is used. */
+export const hasProcfs = process.platform === "linux";
+
+/** Thrown (or rejected) when a process does not exist any more. */
+export class ProcessGone extends Error {
+  constructor(readonly pid: number) {
+    super(`process ${pid} is gone`);
+  }
+}
+
+/** The fields of `/proc/<pid>/stat` the guards need. */
+interface ProcStat {
+  state: string;
+  ppid: number;
+  pgid: number;
+  /** Resident pages. */
+  rss: number;
+}
+
+/** Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so split after the last `)`. */
+function parseStat(text: string): ProcStat {
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, rss 24.
+  return {
+    state: fields[0] ?? "",
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    rss: Number(fields[21]),
+  };
+}
+
+function readProcStat(pid: number | "self"): ProcStat {
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, "latin1"));
+  } catch (error) {
+    if (isCode(error, "ENOENT") || isCode(error, "ESRCH")) throw new ProcessGone(Number(pid));
+    throw error;
+  }
+}
+
+/** Whether `error` is a Node system error with this `code`. */
+export function isCode(error: unknown, code: string): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
+}
+
+let pageBytes: number | undefined;
+
+/** The page size, in bytes: `/proc/self/statm`'s resident pages against `process.memoryUsage.rss()`. */
+export function pageSize(): number {
+  if (pageBytes === undefined) {
+    const pages = Number(readFileSync("/proc/self/statm", "latin1").split(" ")[1]);
+    const ratio = process.memoryUsage.rss() / pages;
+    pageBytes = 2 ** Math.round(Math.log2(ratio)); // the two reads differ by a few pages at most
+  }
+  return pageBytes;
+}
+
+function ps(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile("ps", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
+      // ps exits 1 when -p matches nothing; the empty output says the same
+      if (error && stdout.trim() === "") reject(error);
+      else resolve(stdout);
+    });
+  });
+}
+
+/** The process group of `pid`, or a `ProcessGone`. */
+export function pgidOf(pid: number, procfs = hasProcfs): number | Promise<number> {
+  if (procfs) return readProcStat(pid).pgid;
+  return ps(["-o", "pgid=", "-p", String(pid)]).then(
+    (out) => {
+      const pgid = Number.parseInt(out.trim(), 10);
+      if (!Number.isInteger(pgid)) throw new ProcessGone(pid);
+      return pgid;
+    },
+    () => {
+      throw new ProcessGone(pid);
+    },
+  );
+}
+
+let ownGroup: number | Promise<number> | undefined;
+
+/** Our own process group (cached: a Node process does not change it). */
+export function ownPgid(): number | Promise<number> {
+  if (ownGroup === undefined) {
+    ownGroup = pgidOf(process.pid);
+    if (ownGroup instanceof Promise) ownGroup.then((pgid) => (ownGroup = pgid)).catch(() => {});
+  }
+  return ownGroup;
+}
+
+/** The RSS of `pid`, in bytes: `/proc/<pid>/statm` on Linux, `pidusage` elsewhere. */
+export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number> {
+  if (procfs) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/statm`, "latin1");
+    } catch (error) {
+      if (isCode(error, "ENOENT") || isCode(error, "ESRCH")) throw new ProcessGone(pid);
+      throw error;
+    }
+    return Number(text.split(" ")[1]) * pageSize();
+  }
+  return import("pidusage").then(
+    ({ default: pidusage }) =>
+      pidusage(pid, { maxage: 0 }).then(
+        (stat) => stat.memory,
+        (error: unknown) => {
+          if (isCode(error, "ENOENT") || !isAlive(pid)) throw new ProcessGone(pid);
+          throw error;
+        },
+      ),
+    (error: unknown) => {
+      throw error;
+    },
+  );
+}
+
+/** Sums the RSS of `root` and all its descendants (by ppid), from one snapshot of every process. */
+function sumTree(root: number, rows: Iterable<[pid: number, ppid: number, rss: number]>): number {
+  const children = new Map<number, number[]>();
+  const rssByPid = new Map<number, number>();
+  for (const [pid, ppid, rss] of rows) {
+    rssByPid.set(pid, rss);
+    const list = children.get(ppid);
+    if (list) list.push(pid);
+    else children.set(ppid, [pid]);
+  }
+  if (!rssByPid.has(root)) throw new ProcessGone(root);
+  let total = 0;
+  const stack = [root];
+  const seen = new Set<number>();
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    total += rssByPid.get(pid) ?? 0;
+    for (const child of children.get(pid) ?? []) stack.push(child);
+  }
+  return total;
+}
+
+/**
+ * The RSS of `root` plus every descendant's, in bytes, enumerated afresh: `/proc` on Linux, one
+ * `ps -A -o pid=,ppid=,rss=` elsewhere. Shared pages are counted once per process.
+ */
+export function treeRssOf(root: number, procfs = hasProcfs): number | Promise<number> {
+  if (procfs) {
+    const page = pageSize();
+    const rows: [number, number, number][] = [];
+    for (const name of readdirSync("/proc")) {
+      const pid = Number(name);
+      if (!Number.isInteger(pid)) continue;
+      try {
+        const stat = readProcStat(pid);
+        rows.push([pid, stat.ppid, stat.rss * page]);
+      } catch {
+        // the process ended between readdir and read
+      }
+    }
+    return sumTree(root, rows);
+  }
+  return ps(["-A", "-o", "pid=,ppid=,rss="]).then((out) => {
+    const rows: [number, number, number][] = [];
+    for (const line of out.split("\n")) {
+      const [pid, ppid, rss] = line.trim().split(/\s+/).map(Number);
+      if (pid !== undefined && ppid !== undefined && rss !== undefined && Number.isInteger(pid)) {
+        rows.push([pid, ppid, rss * 1024]);
+      }
+    }
+    return sumTree(root, rows);
+  });
+}
+
+/**
+ * Whether `pid` still runs: `process.kill(pid, 0)` (ESRCH: gone; EPERM: alive, not ours). On Linux a zombie
+ * counts as gone.
+ */
+export function isAlive(pid: number, procfs = hasProcfs): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if (isCode(error, "ESRCH")) return false;
+  }
+  if (procfs) {
+    try {
+      return readProcStat(pid).state !== "Z";
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}

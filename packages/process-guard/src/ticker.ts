@@ -1,0 +1,64 @@
+import type { Logger } from "@x/core";
+import { clock } from "./clock.js";
+
+/** Something a {@link Ticker} visits at each check. */
+export interface Tickable {
+  tick(now: number): void;
+  readonly logger: Logger;
+}
+
+/**
+ * One unref'd interval per `checkInterval` value, shared by every activation with that interval, instead of a
+ * timer per activation. It stops itself at the first tick that finds no member, so sequential activations
+ * reuse the running interval.
+ */
+class Ticker {
+  readonly #members = new Set<Tickable>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(readonly interval: number) {}
+
+  add(member: Tickable): void {
+    this.#members.add(member);
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(this.#tick, this.interval);
+      this.#timer.unref();
+    }
+  }
+
+  delete(member: Tickable): void {
+    this.#members.delete(member);
+  }
+
+  readonly #tick = (): void => {
+    if (this.#members.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    ticks.pass++;
+    const now = clock();
+    for (const member of this.#members) {
+      try {
+        member.tick(now);
+      } catch (error) {
+        member.logger.error({ err: error }, "process-guard: check failed");
+      }
+    }
+  };
+}
+
+/** Shared tick state: `pass` changes at every tick of any ticker (for per-pass sample caches). */
+export const ticks = { pass: 0 };
+
+const tickers = new Map<number, Ticker>();
+
+/** The shared ticker for `interval` ms. */
+export function tickerFor(interval: number): Ticker {
+  let ticker = tickers.get(interval);
+  if (ticker === undefined) {
+    ticker = new Ticker(interval);
+    tickers.set(interval, ticker);
+  }
+  return ticker;
+}
