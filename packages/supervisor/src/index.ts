@@ -3,5 +3,6 @@ export { SupervisorError, SupervisorErrorCode } from "./errors.js";
 export type { RejectEvent, RejectReason, SupervisorEvents, SupervisorStats } from "./events.js";
 export { jitterHash } from "./jitter-hash.js";
 export { type RunWorkerOptions, runWorker } from "./run-worker.js";
+export { type FetcherRunStatus, type QueueStatus, readQueueStatus } from "./status.js";
 export { type FetcherRun, type Job, SupervisorStorage } from "./storage.js";
 export { Supervisor, type SupervisorOptions, startSupervisor } from "./supervisor.js";

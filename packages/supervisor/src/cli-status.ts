@@ -1,0 +1,57 @@
+import { ExitCode, parseCommandLine, UsageError } from "@x/core";
+import { type QueueStatus, readQueueStatus } from "./status.js";
+
+export const statusUsage = `Usage: x-supervisor status <db> [--json]
+
+Prints the queue's figures from a supervisor database, read-only (safe while the daemon runs).
+
+Options:
+  --json    one JSON object on stdout instead of a human summary
+  --help    this help
+`;
+
+function summary(s: QueueStatus): string {
+  const oldest = s.oldestWaiting
+    ? `${s.oldestWaiting.attrPath} (${s.oldestWaiting.fetcher}, last started ${
+        s.oldestWaiting.lastStarted === null
+          ? "never"
+          : new Date(s.oldestWaiting.lastStarted * 1000).toISOString()
+      })`
+    : "none";
+  const lines = [
+    `queue rows   ${s.rows}`,
+    `waiting      ${s.waiting} (eligible now: ${s.eligible})`,
+    `in flight    ${s.inFlight} (stale, over 12 h: ${s.stale})`,
+    `finished     ${s.finished} (failed: ${s.failed})`,
+    `next job     ${oldest}`,
+    "",
+    ["fetcher", "run", "complete", "rows", "pending"].join("\t"),
+    ...s.fetcherRuns.map((r) =>
+      [r.fetcher, r.runStarted, r.isComplete ? "yes" : "no", r.rows, r.pending].join("\t"),
+    ),
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** `x-supervisor status`: returns the exit code. */
+export function statusCommand(args: string[]): number {
+  const { values, positionals } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
+  });
+  if (values.help) {
+    process.stdout.write(statusUsage);
+    return ExitCode.OK;
+  }
+  if (positionals.length !== 1) throw new UsageError("status takes exactly one argument: <db>");
+  let status: QueueStatus;
+  try {
+    status = readQueueStatus(positionals[0]!);
+  } catch (error) {
+    process.stderr.write(`x-supervisor status: ${error instanceof Error ? error.message : String(error)}\n`);
+    return ExitCode.FAILURE;
+  }
+  process.stdout.write(values.json ? `${JSON.stringify(status)}\n` : summary(status));
+  return ExitCode.OK;
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import { ExitCode, XError } from "@x/core";
+import { serveCommand, serveUsage } from "./cli-serve.js";
+import { statusCommand, statusUsage } from "./cli-status.js";
+import { workerCommand, workerUsage } from "./cli-worker.js";
+
+const usage = `Usage: x-supervisor <command> [arguments]
+
+Commands:
+  serve <db> <fetchers-dir> <socket>                  run the queue daemon
+  worker <socket> [--timeout S] [--max-memory SIZE] -- <command> [args…]
+                                                      run jobs from the daemon
+  status <db> [--json]                                print the queue's figures
+
+Run x-supervisor <command> --help for details.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    switch (command) {
+      case "serve":
+        return await serveCommand(args);
+      case "worker":
+        return await workerCommand(args);
+      case "status":
+        return statusCommand(args);
+      case "--help":
+      case "-h":
+      case "help":
+        process.stdout.write(usage);
+        return ExitCode.OK;
+      default:
+        process.stderr.write(`x-supervisor: unknown command ${command ?? "(none)"}\n\n${usage}`);
+        return ExitCode.USAGE;
+    }
+  } catch (error) {
+    if (XError.is(error, "ERR_X_USAGE")) {
+      const help = command === "serve" ? serveUsage : command === "worker" ? workerUsage : statusUsage;
+      process.stderr.write(`x-supervisor ${command}: ${error.message}\n\n${help}`);
+      return ExitCode.USAGE;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
