@@ -351,7 +351,7 @@ export class Activation implements Scope, Tickable {
     if (this.topError === null || level >= (this.topError as ExecutionTimeout).level) this.topError = error;
     if (level === 2) this.#done = true;
     this.logger.debug({ level, err: error }, `process-guard: level ${level}: ${what}`);
-    this.host.emitSafe("interrupt", { level, error });
+    this.host.emitSafe("interrupt", { level, error, action: what });
     if (level === 2) {
       const note = this.target.warningNote?.();
       const message = `${error.message}: level 2 ${what}${note ? `; ${note}` : ""}`;

@@ -29,6 +29,8 @@ export interface InterruptEvent<E extends GuardError = GuardError> {
   level: Level;
   /** A new error per level, with `error.level === level`. The level-0 error is the signal's `reason`. */
   error: E;
+  /** What the level did, in words: `"SIGINT to process group 1234"`, `"aborted the signal"`, … */
+  action: string;
 }
 
 /** Payload of the `"warning"` event: level 2 was reached. */

@@ -42,3 +42,4 @@ export type { InterruptMessage, InterruptReason, Level } from "./targets.js";
 
 /** Package version, for diagnostics. */
 export const version = "0.1.0";
+export { parseDuration, parseSize } from "./units.js";
