@@ -1,5 +1,6 @@
 import type { Logger } from "@x/core";
 import amqp, { type Channel, type ChannelModel } from "amqplib";
+import { closeConnection } from "./close-connection.js";
 
 /** A connection attempt that takes longer than this counts as a failure, in ms. */
 const connectTimeoutMs = 10_000;
@@ -67,17 +68,13 @@ export class NoticeSubscription {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    try {
-      await this.#connection.close();
-    } catch {
-      // Already closed or broken: nothing more to release.
-    }
+    await closeConnection(this.#connection);
   }
 
   #lose(error: Error, handlers: NoticeHandlers): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#connection.close().catch(() => {});
+    void closeConnection(this.#connection);
     if (this.#ready) handlers.onLoss(error);
     else this.#earlyLoss = error;
   }
@@ -117,7 +114,7 @@ function connectWithin(url: string, timeoutMs: number): Promise<ChannelModel> {
         clearTimeout(timer);
         if (late) {
           connection.on("error", () => {});
-          connection.close().catch(() => {});
+          void closeConnection(connection);
         } else resolve(connection);
       },
       (error: unknown) => {

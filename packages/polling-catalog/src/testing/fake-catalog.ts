@@ -97,7 +97,7 @@ export class FakeCatalog {
       if (!(error instanceof FakeHttpError)) throw error;
       return {
         status: error.status,
-        headers: { "Content-Type": textPlain },
+        headers: { ...error.headers, "Content-Type": textPlain },
         body: `${error.message}\n`,
         wrote: false,
       };
@@ -119,7 +119,10 @@ export class FakeCatalog {
     if (preconditionFails(header(request, "if-match"), header(request, "if-none-match"), etag)) {
       if (method === "GET")
         return { status: 304, headers: { ETag: etag, Vary: "accept" }, body: "", wrote: false };
-      throw new FakeHttpError(412, "Resource state does not match requested preconditions.");
+      throw new FakeHttpError(412, "Resource state does not match requested preconditions.", {
+        ETag: etag,
+        Vary: "accept",
+      });
     }
     if (path.limit !== undefined && path.limit < 0) throw conflict(`Invalid negative limit ${path.limit}.`);
     const keep = path.filters.map((filter) => compileFilter(filter, (column) => table.typeOf(column)));

@@ -2,14 +2,18 @@
 export class FakeHttpError extends Error {
   /** The HTTP status to answer with. */
   readonly status: number;
+  /** Extra response headers, e.g. the `ETag` of a 412. */
+  readonly headers: Record<string, string>;
 
   /**
    * @param status - the HTTP status
    * @param message - the text body
+   * @param headers - extra response headers
    */
-  constructor(status: number, message: string) {
+  constructor(status: number, message: string, headers: Record<string, string> = {}) {
     super(message);
     this.status = status;
+    this.headers = headers;
   }
 }
 

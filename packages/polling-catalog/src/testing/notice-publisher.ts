@@ -1,4 +1,5 @@
 import amqp, { type Channel, type ChannelModel } from "amqplib";
+import { closeConnection } from "../close-connection.js";
 
 /**
  * Publishes ERMrest's `change` notices on a fanout exchange. If the connection dies, the next publish
@@ -39,7 +40,7 @@ export class NoticePublisher {
     this.#closed = true;
     const connection = this.#connection;
     this.#drop();
-    await connection?.close().catch(() => {});
+    if (connection) await closeConnection(connection);
   }
 
   async #connect(): Promise<void> {
@@ -57,7 +58,7 @@ export class NoticePublisher {
       this.#connection = connection;
       this.#channel = channel;
     } catch (error) {
-      await connection.close().catch(() => {});
+      await closeConnection(connection);
       throw error;
     }
   }

@@ -1,0 +1,257 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type RawOptions, raw } from "../../test/http.js";
+import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "./index.js";
+
+const open: FakeErmrest[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((fake) => fake.close()));
+});
+
+async function start(tables: FakeErmrestOptions["tables"]) {
+  const fake = await startFakeErmrest({ tables });
+  open.push(fake);
+  const call = (method: string, path: string, body?: unknown, options: RawOptions = {}) =>
+    raw(fake.url, method, path, { ...options, body });
+  return { fake, call };
+}
+
+const jobs = (): FakeErmrestOptions["tables"] => ({
+  "S:Job": {
+    key: ["id"],
+    rows: [
+      { id: 1, state: "new", owner: null },
+      { id: 2, state: "new", owner: null },
+      { id: 3, state: "new", owner: null },
+      { id: 4, state: "new", owner: null },
+      { id: 5, state: "new", owner: null },
+    ],
+  },
+});
+
+describe("attributegroup PUT", () => {
+  it("updates targets of matched rows, skips unmatched items, answers keys and targets in prior row order", async () => {
+    const { fake, call } = await start(jobs());
+    const before = fake.rows("S:Job");
+    const reply = await call("PUT", "/attributegroup/S:Job/id;state", [
+      { id: 5, state: "a", owner: "ignored" },
+      { id: 2, state: "b" },
+      { id: 42, state: "c" },
+      { id: 4, state: "d" },
+    ]);
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual([
+      { id: 2, state: "b" },
+      { id: 4, state: "d" },
+      { id: 5, state: "a" },
+    ]);
+    const after = fake.rows("S:Job");
+    expect(after.map((row) => row.id)).toEqual([1, 3, 2, 4, 5]);
+    const five = after.find((row) => row.id === 5);
+    expect(five).toMatchObject({ state: "a", owner: null, RID: before[4]?.RID, RCT: before[4]?.RCT });
+    expect(Date.parse(five?.RMT as string)).toBeGreaterThanOrEqual(Date.parse(before[4]?.RMT as string));
+  });
+
+  it("correlates on RID and on several key columns; a null key matches a stored null", async () => {
+    const { fake, call } = await start({
+      "S:T": {
+        key: ["id"],
+        columns: ["v"],
+        rows: [
+          { id: 1, g: "a", h: null },
+          { id: 2, g: "a", h: "x" },
+        ],
+      },
+    });
+    const rid = fake.rows("S:T")[1]?.RID;
+    expect((await call("PUT", "/attributegroup/S:T/RID;v", [{ RID: rid, v: 1 }])).json()).toEqual([
+      { RID: rid, v: 1 },
+    ]);
+    expect((await call("PUT", "/attributegroup/S:T/g,h;v", [{ g: "a", h: null, v: 2 }])).json()).toEqual([
+      { g: "a", h: null, v: 2 },
+    ]);
+    expect(fake.rows("S:T").map((row) => row.v)).toEqual([1, 2]);
+  });
+
+  it("updates a row matched by several items once, by the last of them", async () => {
+    const { fake, call } = await start({
+      "S:T": { key: ["id"], columns: ["v"], rows: [{ id: 1, g: null }] },
+    });
+    const reply = await call("PUT", "/attributegroup/S:T/g;v", [
+      { g: null, v: "first" },
+      { g: null, v: "last" },
+    ]);
+    expect(reply.json()).toEqual([{ g: null, v: "last" }]);
+    expect(fake.rows("S:T")[0]?.v).toBe("last");
+  });
+
+  it("fails the whole request with 409 on a null NOT NULL key or target, before 400 on duplicate keys", async () => {
+    const { fake, call } = await start(jobs());
+    expect((await call("PUT", "/attributegroup/S:Job/id;state", [{ state: "x" }])).status).toBe(409);
+    expect((await call("PUT", "/attributegroup/S:Job/state;id", [{ state: "new", id: null }])).status).toBe(
+      409,
+    );
+    const both = [{ id: 1, state: "x" }, { id: 1, state: "y" }, { state: "z" }];
+    expect((await call("PUT", "/attributegroup/S:Job/id;state", both)).status).toBe(409);
+    expect((await call("PUT", "/attributegroup/S:Job/id;state", both.slice(0, 2))).status).toBe(400);
+    expect(fake.version).toBe(1);
+    expect(fake.rows("S:Job").every((row) => row.state === "new")).toBe(true);
+  });
+
+  it("counts non-object items as empty objects and moves the version even when nothing matched", async () => {
+    const { fake, call } = await start({
+      "S:T": { key: ["id"], columns: ["v"], rows: [{ id: 1, g: null }] },
+    });
+    const reply = await call("PUT", "/attributegroup/S:T/g;v", [7]);
+    expect(reply.json()).toEqual([{ g: null, v: null }]);
+    expect((await call("PUT", "/attributegroup/S:T/id;v", [{ id: 9, v: 1 }])).json()).toEqual([]);
+    expect(fake.version).toBe(3);
+  });
+
+  it("refuses 400 for filters and missing targets, 409 for system targets and duplicate keys it would create", async () => {
+    const { call } = await start(jobs());
+    expect((await call("PUT", "/attributegroup/S:Job/id=1/id;state", [])).status).toBe(400);
+    expect((await call("PUT", "/attributegroup/S:Job/id", [])).status).toBe(400);
+    expect((await call("PUT", "/attributegroup/S:Job/id;RMT", [])).status).toBe(409);
+    expect((await call("PUT", "/attributegroup/S:Job/state;id", [{ state: "new", id: 7 }])).status).toBe(409);
+  });
+});
+
+describe("entity POST", () => {
+  it("inserts full rows in input order, assigning system columns, and answers 200", async () => {
+    const { fake, call } = await start({ "S:T": { key: ["id"], rows: [{ id: 1 }] } });
+    const reply = await call("POST", "/entity/S:T", [
+      { id: 3, RID: "mine", RCT: "1999-01-01", fresh: "x" },
+      { id: 2 },
+    ]);
+    expect(reply.status).toBe(200);
+    const rows = reply.json() as Array<Record<string, unknown>>;
+    expect(rows.map((row) => row.id)).toEqual([3, 2]);
+    expect(rows[0]?.RID).not.toBe("mine");
+    expect(rows[0]?.RCT).not.toBe("1999-01-01");
+    expect(rows[1]).toMatchObject({ fresh: null, RCB: null, RMB: null });
+    expect(fake.rows("S:T").map((row) => row.id)).toEqual([1, 3, 2]);
+    expect(new Set(fake.rows("S:T").map((row) => row.RID)).size).toBe(3);
+  });
+
+  it("checks null keys (409), then duplicates in the input (400), then stored keys (409)", async () => {
+    const { fake, call } = await start({ "S:T": { key: ["id"], rows: [{ id: 1 }] } });
+    expect((await call("POST", "/entity/S:T", [{ id: 2 }, { id: 2 }, {}])).status).toBe(409);
+    const duplicate = await call("POST", "/entity/S:T", [{ id: 1 }, { id: 2 }, { id: 2 }]);
+    expect(duplicate.status).toBe(400);
+    expect(duplicate.text.trim()).toBe("Multiple input rows share the same unique key information.");
+    expect((await call("POST", "/entity/S:T", [{ id: 5 }, { id: 1 }])).status).toBe(409);
+    expect(fake.rows("S:T")).toHaveLength(1);
+    expect(fake.version).toBe(1);
+  });
+
+  it("inserts any number of rows into a table keyed by RID alone", async () => {
+    const { fake, call } = await start({ "S:Log": { key: ["RID"] } });
+    expect((await call("POST", "/entity/S:Log", [{ m: 1 }, { m: 1 }, 5])).status).toBe(200);
+    expect(fake.rows("S:Log")).toHaveLength(3);
+  });
+});
+
+describe("entity PUT", () => {
+  it("replaces matched rows, inserts the others, and answers updated rows without system columns then inserted full rows", async () => {
+    const { fake, call } = await start({
+      "S:T": {
+        key: ["id"],
+        rows: [
+          { id: 1, a: "x", b: "y" },
+          { id: 2, a: "x", b: "y" },
+        ],
+      },
+    });
+    const rid = fake.rows("S:T")[1]?.RID;
+    const reply = await call("PUT", "/entity/S:T", [
+      { id: 9, a: "new" },
+      { id: 2, a: "z", RID: "ignored" },
+      { id: 1, b: "w" },
+    ]);
+    expect(reply.status).toBe(200);
+    const [first, second, inserted] = reply.json() as Array<Record<string, unknown>>;
+    expect(first).toEqual({ id: 1, a: null, b: "w" });
+    expect(second).toEqual({ id: 2, a: "z", b: null });
+    expect(inserted).toMatchObject({ id: 9, a: "new", b: null, RCB: null });
+    expect(fake.rows("S:T").map((row) => row.id)).toEqual([1, 2, 9]);
+    expect(fake.rows("S:T")[1]?.RID).toBe(rid);
+  });
+
+  it("answers 409 for a table without client key or a null key, 400 for duplicate keys or filters", async () => {
+    const { fake, call } = await start({
+      "S:T": { key: ["id"], rows: [{ id: 1 }] },
+      "S:Log": { key: ["RID"] },
+    });
+    expect((await call("PUT", "/entity/S:Log", [{ m: 1 }])).status).toBe(409);
+    expect((await call("PUT", "/entity/S:T", [{ id: 1 }, { id: 1 }, { a: 1 }])).status).toBe(409);
+    expect((await call("PUT", "/entity/S:T", [{ id: 1 }, { id: 1 }])).status).toBe(400);
+    expect((await call("PUT", "/entity/S:T/id=1", [{ id: 1 }])).status).toBe(400);
+    expect(fake.version).toBe(1);
+  });
+});
+
+describe("DELETE", () => {
+  it("deletes matching rows with 204, all rows without a filter, and 404 without a version change when none match", async () => {
+    const { fake, call } = await start(jobs());
+    const reply = await call("DELETE", "/entity/S:Job/id=2;id=4");
+    expect(reply.status).toBe(204);
+    expect(reply.text).toBe("");
+    expect(fake.rows("S:Job").map((row) => row.id)).toEqual([1, 3, 5]);
+    expect((await call("DELETE", "/entity/S:Job/id=2")).status).toBe(404);
+    expect(fake.version).toBe(2);
+    expect((await call("DELETE", "/entity/S:Job")).status).toBe(204);
+    expect(fake.rows("S:Job")).toEqual([]);
+  });
+});
+
+describe("request bodies", () => {
+  it("accepts application/json in any case and with parameters; 415 otherwise", async () => {
+    const { call } = await start(jobs());
+    const put = (contentType: string) => call("PUT", "/attributegroup/S:Job/id;state", "[]", { contentType });
+    expect((await put("Application/JSON; charset=utf-8")).status).toBe(200);
+    for (const type of ["text/csv", "application/x-json-stream", "text/plain"]) {
+      const reply = await put(type);
+      expect(reply.status, type).toBe(415);
+      expect(reply.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    }
+  });
+
+  it("answers 400 to a body that is not JSON or not an array", async () => {
+    const { fake, call } = await start(jobs());
+    expect((await call("POST", "/entity/S:Job", "{oops")).status).toBe(400);
+    expect((await call("POST", "/entity/S:Job", { id: 7 })).status).toBe(400);
+    expect(fake.version).toBe(1);
+  });
+});
+
+describe("failNext", () => {
+  it("answers the next requests with the injected status, then recovers", async () => {
+    const { fake, call } = await start(jobs());
+    fake.failNext(2);
+    const first = await call("GET", "/entity/S:Job");
+    expect(first.status).toBe(503);
+    expect(first.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect((await call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: "x" }])).status).toBe(503);
+    expect(fake.version).toBe(1);
+    expect((await call("GET", "/entity/S:Job")).status).toBe(200);
+    fake.failNext(1, { status: 502 });
+    expect((await call("GET", "/entity/S:Job")).status).toBe(502);
+  });
+
+  it("applies a write before the error with afterCommit: the lost-response hazard", async () => {
+    const { fake, call } = await start(jobs());
+    fake.failNext(1, { afterCommit: true });
+    expect((await call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: "x" }])).status).toBe(503);
+    expect(fake.version).toBe(2);
+    expect(fake.rows("S:Job").find((row) => row.id === 1)?.state).toBe("x");
+  });
+
+  it("records every request with its status", async () => {
+    const { fake, call } = await start(jobs());
+    await call("GET", "/entity/S:Job?limit=1", undefined, { headers: { "X-Test": "1" } });
+    expect(fake.requests).toEqual([
+      expect.objectContaining({ method: "GET", url: "/ermrest/catalog/1/entity/S:Job?limit=1", status: 200 }),
+    ]);
+    expect(fake.requests[0]?.headers["x-test"]).toBe("1");
+  });
+});
