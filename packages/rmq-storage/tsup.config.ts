@@ -1,3 +1,3 @@
 import { packageBuild } from "../../scripts/tsup-preset.js";
 
-export default packageBuild({ index: "src/index.ts" });
+export default packageBuild({ index: "src/index.ts", "server-process": "src/server-process.ts" });

@@ -1,0 +1,161 @@
+import { Backoff, sleep } from "@x/core";
+import amqp, { type Channel, type ChannelModel } from "amqplib";
+import { ErrorCode, RmqStorageError } from "./errors.js";
+import { exchangeBindings, type QueueSpec, workerQueues } from "./routing.js";
+
+/** The reconnect backoff of the spec: 100 ms, ×2, at most 5 s, ±20 %. */
+export const reconnectBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 5_000, jitter: 0.2 });
+
+/** How to reach the broker. */
+export interface ConnectOptions {
+  url: string;
+  /** Heartbeat interval, in seconds. */
+  heartbeat: number;
+  /** Give up after this long, in ms. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/** The URL without its password, for logs and errors. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Connects to the broker, retrying with the reconnect backoff until `timeoutMs` has passed.
+ *
+ * @throws `ERR_X_RMQ_STORAGE_CONNECT` when no connection could be made in time
+ */
+export async function connectBroker(options: ConnectOptions): Promise<ChannelModel> {
+  const deadline = Date.now() + options.timeoutMs;
+  const backoff = reconnectBackoff();
+  const url = new URL(options.url);
+  if (!url.searchParams.has("heartbeat")) url.searchParams.set("heartbeat", String(options.heartbeat));
+  for (;;) {
+    const left = deadline - Date.now();
+    try {
+      options.signal?.throwIfAborted();
+      return await amqp.connect(url.toString(), { timeout: Math.max(100, left) });
+    } catch (cause) {
+      const delay = backoff.next();
+      if (options.signal?.aborted || Date.now() + delay >= deadline)
+        throw new RmqStorageError(
+          ErrorCode.CONNECT,
+          `cannot connect to RabbitMQ at ${redact(options.url)} within ${options.timeoutMs} ms`,
+          { cause },
+        );
+      await sleep(delay, { signal: options.signal }).catch(() => {});
+    }
+  }
+}
+
+/** Names of a topology: the spec's names, each with an optional prefix (for tests and for several tenants on one broker). */
+export interface Topology {
+  prefix: string;
+  exchange(name: string): string;
+  queue(spec: QueueSpec): string;
+}
+
+/** The topology with `prefix` in front of every exchange and queue name (routing keys are unchanged). */
+export function topology(prefix: string): Topology {
+  return { prefix, exchange: (name) => prefix + name, queue: (spec) => prefix + spec.name };
+}
+
+/** The arguments every worker queue is declared with. */
+export function queueArguments(top: Topology, spec: QueueSpec): Record<string, unknown> {
+  return {
+    "x-single-active-consumer": true,
+    "x-dead-letter-exchange": `${top.exchange(spec.exchange)}.dead`,
+  };
+}
+
+async function declareAll(
+  connection: ChannelModel,
+  steps: Array<[string, (channel: Channel) => Promise<unknown>]>,
+) {
+  const channel = await connection.createChannel();
+  channel.on("error", () => {});
+  const results = await Promise.allSettled(steps.map(([, step]) => step(channel)));
+  const failed = results.findIndex(
+    (r) => r.status === "rejected" && /PRECONDITION_FAILED/.test(String(r.reason)),
+  );
+  const first = failed >= 0 ? failed : results.findIndex((r) => r.status === "rejected");
+  if (first >= 0) {
+    const reason = (results[first] as PromiseRejectedResult).reason;
+    const name = steps[first]?.[0];
+    if (/PRECONDITION_FAILED/.test(String(reason)))
+      throw new RmqStorageError(
+        ErrorCode.TOPOLOGY,
+        `${name} already exists with other arguments: ${String(reason)}`,
+        {
+          cause: reason,
+        },
+      );
+    throw reason;
+  }
+  await channel.close();
+}
+
+/** Declares the five durable direct exchanges (what a client needs to publish). */
+export function declareExchanges(connection: ChannelModel, top: Topology): Promise<void> {
+  return declareAll(
+    connection,
+    Object.keys(exchangeBindings).map((name) => [
+      `exchange ${top.exchange(name)}`,
+      (channel) => channel.assertExchange(top.exchange(name), "direct", { durable: true }),
+    ]),
+  );
+}
+
+/**
+ * Declares the whole topology: the exchanges, the dead-letter fanout exchanges and queues, and the worker
+ * queues of `queues` with their bindings.
+ *
+ * @throws `ERR_X_RMQ_STORAGE_TOPOLOGY` naming an exchange or queue that exists with other arguments
+ */
+export async function declareTopology(
+  connection: ChannelModel,
+  top: Topology,
+  queues: readonly QueueSpec[] = workerQueues,
+) {
+  await declareExchanges(connection, top);
+  const steps: Array<[string, (channel: Channel) => Promise<unknown>]> = [];
+  for (const name of Object.keys(exchangeBindings)) {
+    const dead = `${top.exchange(name)}.dead`;
+    steps.push([`exchange ${dead}`, (channel) => channel.assertExchange(dead, "fanout", { durable: true })]);
+    steps.push([`queue ${dead}`, (channel) => channel.assertQueue(dead, { durable: true })]);
+    steps.push([`binding ${dead}`, (channel) => channel.bindQueue(dead, dead, "")]);
+  }
+  for (const spec of queues) {
+    const name = top.queue(spec);
+    steps.push([
+      `queue ${name}`,
+      (channel) => channel.assertQueue(name, { durable: true, arguments: queueArguments(top, spec) }),
+    ]);
+    steps.push([
+      `binding ${name}`,
+      (channel) => channel.bindQueue(name, top.exchange(spec.exchange), spec.name),
+    ]);
+  }
+  await declareAll(connection, steps);
+}
+
+/** Every exchange and queue name of a topology (for `stats` and for cleaning up). */
+export function topologyNames(top: Topology): {
+  exchanges: string[];
+  queues: string[];
+  deadQueues: string[];
+} {
+  const exchanges = Object.keys(exchangeBindings).map((name) => top.exchange(name));
+  return {
+    exchanges: [...exchanges, ...exchanges.map((name) => `${name}.dead`)],
+    queues: workerQueues.map((spec) => top.queue(spec)),
+    deadQueues: exchanges.map((name) => `${name}.dead`),
+  };
+}

@@ -1,0 +1,478 @@
+import { randomUUID } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { type Logger, parseOptions, sleep } from "@x/core";
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
+import { z } from "zod";
+import { connectBroker, declareExchanges, reconnectBackoff, type Topology, topology } from "./amqp.js";
+import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
+import { brokerOptions } from "./option-schemas.js";
+import { exchangeOf, splitItems } from "./routing.js";
+import type {
+  DirectoryData,
+  EntityType,
+  Path,
+  ProvenanceResult,
+  ProvenanceStorage,
+  RelationData,
+  RelationType,
+  RevisionData,
+  Sha1,
+  Timestamp,
+  WriteMethod,
+} from "./types.js";
+import { decodeReply, encodeRequest, MAX_ITEMS } from "./wire.js";
+
+/** Options of {@link RmqStorageClient.connect}. */
+export interface RmqStorageClientOptions {
+  /** The broker, `amqp://` or `amqps://`. Required. */
+  url: string;
+  /** Serves every read; should be the database the server writes to. The client never closes it. Required. */
+  storage: ProvenanceStorage;
+  /** Items per message. Integer 1…100 000. Default 100. */
+  batchSize?: number;
+  /** A call fails after this long without progress, at least, in seconds. Default 60. */
+  waitMin?: number;
+  /** Same as `waitMin`, in ms (give one or the other). Default 60 000. */
+  waitMinMs?: number;
+  /** …or this long per message of the call, if that is longer, in seconds. Default 10. */
+  waitPerBatch?: number;
+  /** Same as `waitPerBatch`, in ms (give one or the other). Default 10 000. */
+  waitPerBatchMs?: number;
+  /** How long to try to reach the broker at connect, in ms. Default 30 000. */
+  connectTimeoutMs?: number;
+  /** AMQP heartbeat, in seconds (0 disables it). Default 10. */
+  heartbeat?: number;
+  /** A prefix for every exchange name; must match the server's. Default `""`. */
+  prefix?: string;
+  /** Where the client logs. Default: silent. */
+  logger?: Logger;
+  /** Aborts the connection attempt. */
+  signal?: AbortSignal;
+}
+
+/** The client's events, for metrics. */
+export interface ClientEvents {
+  /** The broker connection was lost; the next attempt starts after `delayMs`. */
+  reconnect: [{ attempt: number; delayMs: number }];
+  /** A call resolved `false` after T without progress. */
+  timeout: [{ method: string; acknowledged: number; expected: number }];
+}
+
+const storageMethods = [
+  "contentAdd",
+  "directoryAdd",
+  "locationAdd",
+  "originAdd",
+  "revisionAdd",
+  "relationAdd",
+  "contentFindFirst",
+  "contentFindAll",
+  "contentGet",
+  "directoryGet",
+  "revisionGet",
+  "originGet",
+  "entityGetAll",
+  "locationGetAll",
+  "relationGet",
+  "relationGetAll",
+  "close",
+] as const;
+
+const seconds = (what: string, min: "positive" | "nonnegative") =>
+  (min === "positive"
+    ? z.number({ error: `a number of ${what} > 0` }).positive({ error: `a number of ${what} > 0` })
+    : z.number({ error: `a number of ${what} ≥ 0` }).nonnegative({ error: `a number of ${what} ≥ 0` })
+  ).refine(Number.isFinite, { error: `a finite number of ${what}` });
+
+const optionsSchema = z
+  .strictObject({
+    ...brokerOptions,
+    storage: z.custom<ProvenanceStorage>(
+      (value) =>
+        typeof value === "object" &&
+        value !== null &&
+        storageMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
+      { error: "a ProvenanceStorage (an object with every storage method)" },
+    ),
+    batchSize: z
+      .number({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+      .int({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+      .min(1, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+      .max(MAX_ITEMS, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+      .default(100),
+    waitMin: seconds("seconds", "positive").optional(),
+    waitMinMs: seconds("milliseconds", "positive").optional(),
+    waitPerBatch: seconds("seconds", "nonnegative").optional(),
+    waitPerBatchMs: seconds("milliseconds", "nonnegative").optional(),
+    signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  })
+  .refine((o) => o.waitMin === undefined || o.waitMinMs === undefined, {
+    path: ["waitMinMs"],
+    error: "only one of waitMin and waitMinMs",
+  })
+  .refine((o) => o.waitPerBatch === undefined || o.waitPerBatchMs === undefined, {
+    path: ["waitPerBatchMs"],
+    error: "only one of waitPerBatch and waitPerBatchMs",
+  });
+
+interface Message {
+  id: string;
+  exchange: string;
+  routingKey: string;
+  body: Buffer;
+}
+
+interface Call {
+  id: string;
+  method: string;
+  expected: number;
+  /** Messages not yet confirmed by an `ok` reply, by message id. */
+  pending: Map<string, Message>;
+  timeoutMs: number;
+  timer: NodeJS.Timeout | undefined;
+  resolve: (ok: boolean) => void;
+}
+
+interface Link {
+  connection: ChannelModel;
+  channel: ConfirmChannel;
+  replyTo: string;
+}
+
+/**
+ * A {@link ProvenanceStorage} whose writes go through RabbitMQ to the {@link RmqStorageServer} workers, split
+ * by id range, and whose reads go to a local storage. Any number of calls may run at once; each resolves
+ * `true` when every one of its messages is confirmed committed, `false` on a returned or nacked message, an
+ * error reply, `close()`, or after T = max(`waitMin`, messages × `waitPerBatch`) without progress.
+ */
+export class RmqStorageClient extends EventEmitter<ClientEvents> implements ProvenanceStorage {
+  readonly #storage: ProvenanceStorage;
+  readonly #options: z.output<typeof optionsSchema>;
+  readonly #top: Topology;
+  readonly #waitMinMs: number;
+  readonly #waitPerBatchMs: number;
+  readonly #calls = new Map<string, Call>();
+  readonly #closing = new AbortController();
+  #link: Link | undefined;
+  #closed: Promise<void> | undefined;
+
+  private constructor(options: z.output<typeof optionsSchema>) {
+    super();
+    this.#options = options;
+    this.#storage = options.storage;
+    this.#top = topology(options.prefix);
+    this.#waitMinMs = options.waitMinMs ?? (options.waitMin ?? 60) * 1_000;
+    this.#waitPerBatchMs = options.waitPerBatchMs ?? (options.waitPerBatch ?? 10) * 1_000;
+  }
+
+  /**
+   * Validates the options, connects, declares the five exchanges and an exclusive reply queue.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` (before any connection), `ERR_X_RMQ_STORAGE_CONNECT`
+   */
+  static async connect(options: RmqStorageClientOptions): Promise<RmqStorageClient> {
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const client = new RmqStorageClient(parsed);
+    await client.#connect(parsed.connectTimeoutMs, parsed.signal);
+    return client;
+  }
+
+  async #connect(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    const { url, heartbeat, logger } = this.#options;
+    const both = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
+    const connection = await connectBroker({ url, heartbeat, timeoutMs, signal: both });
+    try {
+      connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
+      await declareExchanges(connection, this.#top);
+      const channel = await connection.createConfirmChannel();
+      channel.on("error", (error) => logger.warn({ err: error }, "broker channel error"));
+      const { queue } = await channel.assertQueue("", { exclusive: true, autoDelete: true, durable: false });
+      await channel.consume(queue, (message) => message && this.#reply(message), { noAck: true });
+      channel.on("return", (message: ConsumeMessage) => this.#returned(message));
+      const link: Link = { connection, channel, replyTo: queue };
+      this.#link = link;
+      channel.once("close", () => this.#lost(link));
+      connection.once("close", () => this.#lost(link));
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw new RmqStorageError(ErrorCode.CONNECT, `cannot set up the client: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  }
+
+  #lost(link: Link): void {
+    if (this.#link !== link) return;
+    this.#link = undefined;
+    link.connection.close().catch(() => {});
+    if (this.#closed) return;
+    this.#options.logger.warn("broker connection lost; reconnecting");
+    void this.#reconnect();
+  }
+
+  async #reconnect(): Promise<void> {
+    const backoff = reconnectBackoff();
+    const signal = this.#closing.signal;
+    while (!signal.aborted) {
+      const delayMs = backoff.next();
+      this.emit("reconnect", { attempt: backoff.attempt, delayMs });
+      try {
+        await sleep(delayMs, { signal });
+        await this.#connect(Math.max(1_000, delayMs), signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.#options.logger.warn({ err: error }, "reconnect failed");
+        continue;
+      }
+      // Resend every unconfirmed message of every pending call, with the same ids and the new reply queue.
+      for (const call of this.#calls.values())
+        for (const message of call.pending.values()) await this.#publish(call, message);
+      return;
+    }
+  }
+
+  #reply(message: ConsumeMessage): void {
+    const call = this.#calls.get(String(message.properties.correlationId));
+    const reply = decodeReply(message.content);
+    if (!call || !reply) return;
+    let progress = false;
+    for (const id of reply.messageIds) {
+      if (!call.pending.has(id)) continue;
+      if (!reply.ok) {
+        this.#options.logger.error(
+          { method: call.method, error: reply.error },
+          "the server rejected a message",
+        );
+        this.#settle(call, false);
+        return;
+      }
+      call.pending.delete(id);
+      progress = true;
+    }
+    if (!progress) return;
+    if (call.pending.size === 0) this.#settle(call, true);
+    else this.#arm(call);
+  }
+
+  #returned(message: ConsumeMessage): void {
+    const call = this.#calls.get(String(message.properties.correlationId));
+    if (!call?.pending.has(String(message.properties.messageId))) return;
+    this.#options.logger.error(
+      { method: call.method, routingKey: message.fields.routingKey },
+      "message unroutable: no queue is bound",
+    );
+    this.#settle(call, false);
+  }
+
+  #arm(call: Call): void {
+    clearTimeout(call.timer);
+    call.timer = setTimeout(() => {
+      const acknowledged = call.expected - call.pending.size;
+      this.#options.logger.warn(
+        { method: call.method, acknowledged, expected: call.expected },
+        "write timed out",
+      );
+      this.emit("timeout", { method: call.method, acknowledged, expected: call.expected });
+      this.#settle(call, false);
+    }, call.timeoutMs);
+  }
+
+  #settle(call: Call, ok: boolean): void {
+    if (!this.#calls.delete(call.id)) return;
+    clearTimeout(call.timer);
+    call.pending.clear();
+    call.resolve(ok);
+  }
+
+  async #publish(call: Call, message: Message): Promise<void> {
+    const link = this.#link;
+    if (!link || !this.#calls.has(call.id) || !call.pending.has(message.id)) return;
+    const { channel } = link;
+    const written = channel.publish(
+      message.exchange,
+      message.routingKey,
+      message.body,
+      {
+        mandatory: true,
+        persistent: true,
+        contentType: "application/json",
+        correlationId: call.id,
+        messageId: message.id,
+        replyTo: link.replyTo,
+      },
+      (error) => {
+        // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
+        if (error && error.message === "message nacked") {
+          this.#options.logger.error({ method: call.method }, "the broker nacked a message");
+          this.#settle(call, false);
+        }
+      },
+    );
+    if (!written) await drained(channel);
+  }
+
+  async #write(
+    caller: string,
+    method: WriteMethod,
+    data: unknown,
+    relation?: RelationType,
+  ): Promise<boolean> {
+    if (this.#closed) throw closedError("client", caller);
+    const groups = splitItems(caller, data, method, relation);
+    if (groups.size === 0) return true;
+    const exchange = this.#top.exchange(exchangeOf(method, relation ?? null));
+    const { batchSize } = this.#options;
+    const pending = new Map<string, Message>();
+    let resolve!: (ok: boolean) => void;
+    const done = new Promise<boolean>((r) => {
+      resolve = r;
+    });
+    const call: Call = {
+      id: randomUUID(),
+      method: caller,
+      expected: 0,
+      pending,
+      timeoutMs: 0,
+      timer: undefined,
+      resolve,
+    };
+    for (const [routingKey, items] of groups) {
+      for (let i = 0; i < items.length; i += batchSize) {
+        const id = randomUUID();
+        pending.set(id, {
+          id,
+          exchange,
+          routingKey,
+          body: encodeRequest(method, items.slice(i, i + batchSize)),
+        });
+      }
+      groups.set(routingKey, []);
+    }
+    call.expected = pending.size;
+    call.timeoutMs = Math.max(this.#waitMinMs, call.expected * this.#waitPerBatchMs);
+    this.#calls.set(call.id, call);
+    this.#arm(call);
+    for (const message of [...pending.values()]) await this.#publish(call, message);
+    return done;
+  }
+
+  /** @inheritDoc */
+  contentAdd(cnts: Map<Sha1, Timestamp>): Promise<boolean> {
+    return this.#write("contentAdd", "content_add", cnts);
+  }
+
+  /** @inheritDoc */
+  directoryAdd(dirs: Map<Sha1, DirectoryData>): Promise<boolean> {
+    return this.#write("directoryAdd", "directory_add", dirs);
+  }
+
+  /** @inheritDoc */
+  locationAdd(paths: Iterable<Path>): Promise<boolean> {
+    return this.#write("locationAdd", "location_add", paths);
+  }
+
+  /** @inheritDoc */
+  originAdd(orgs: Map<Sha1, string>): Promise<boolean> {
+    return this.#write("originAdd", "origin_add", orgs);
+  }
+
+  /** @inheritDoc */
+  revisionAdd(revs: Iterable<Sha1> | Map<Sha1, RevisionData>): Promise<boolean> {
+    return this.#write("revisionAdd", "revision_add", revs);
+  }
+
+  /** @inheritDoc */
+  relationAdd(relation: RelationType, data: Map<Sha1, Iterable<RelationData>>): Promise<boolean> {
+    return this.#write("relationAdd", "relation_add", data, relation ?? (null as unknown as RelationType));
+  }
+
+  #read<T>(method: string, read: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(closedError("client", method));
+    return read();
+  }
+
+  /** @inheritDoc */
+  contentFindFirst(id: Sha1): Promise<ProvenanceResult | null> {
+    return this.#read("contentFindFirst", () => this.#storage.contentFindFirst(id));
+  }
+
+  /** @inheritDoc */
+  contentFindAll(id: Sha1, limit?: number): Promise<ProvenanceResult[]> {
+    return this.#read("contentFindAll", () => this.#storage.contentFindAll(id, limit));
+  }
+
+  /** @inheritDoc */
+  contentGet(ids: Iterable<Sha1>): Promise<Map<Sha1, Timestamp>> {
+    return this.#read("contentGet", () => this.#storage.contentGet(ids));
+  }
+
+  /** @inheritDoc */
+  directoryGet(ids: Iterable<Sha1>): Promise<Map<Sha1, DirectoryData>> {
+    return this.#read("directoryGet", () => this.#storage.directoryGet(ids));
+  }
+
+  /** @inheritDoc */
+  revisionGet(ids: Iterable<Sha1>): Promise<Map<Sha1, RevisionData>> {
+    return this.#read("revisionGet", () => this.#storage.revisionGet(ids));
+  }
+
+  /** @inheritDoc */
+  originGet(ids: Iterable<Sha1>): Promise<Map<Sha1, string>> {
+    return this.#read("originGet", () => this.#storage.originGet(ids));
+  }
+
+  /** @inheritDoc */
+  entityGetAll(entity: EntityType): Promise<Set<Sha1>> {
+    return this.#read("entityGetAll", () => this.#storage.entityGetAll(entity));
+  }
+
+  /** @inheritDoc */
+  locationGetAll(): Promise<Path[]> {
+    return this.#read("locationGetAll", () => this.#storage.locationGetAll());
+  }
+
+  /** @inheritDoc */
+  relationGet(
+    relation: RelationType,
+    ids: Iterable<Sha1>,
+    reverse?: boolean,
+  ): Promise<Map<Sha1, RelationData[]>> {
+    return this.#read("relationGet", () => this.#storage.relationGet(relation, ids, reverse));
+  }
+
+  /** @inheritDoc */
+  relationGetAll(relation: RelationType): Promise<Map<Sha1, RelationData[]>> {
+    return this.#read("relationGetAll", () => this.#storage.relationGetAll(relation));
+  }
+
+  /** Resolves every pending call `false` at once, then closes the connection; idempotent. Never closes `storage`. */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    this.#closing.abort();
+    for (const call of [...this.#calls.values()]) this.#settle(call, false);
+    const link = this.#link;
+    this.#link = undefined;
+    await link?.connection.close().catch(() => {});
+  }
+
+  /** Same as {@link close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+function drained(channel: Channel): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      channel.off("drain", done);
+      channel.off("close", done);
+      resolve();
+    };
+    channel.once("drain", done);
+    channel.once("close", done);
+  });
+}

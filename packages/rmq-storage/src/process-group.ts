@@ -1,0 +1,97 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "@x/core";
+import { RmqStorageError } from "./errors.js";
+
+/** A message between a server and its child processes. */
+export type ChildMessage =
+  | { type: "ready" }
+  | { type: "failed"; code: string; message: string }
+  | { type: "event"; event: string; payload: unknown }
+  | { type: "log"; level: keyof Logger; fields: object; msg: string };
+
+/** Options a child receives: the parent's, minus what cannot cross a process boundary. */
+export interface ChildOptions {
+  url: string;
+  storage: string;
+  batchSize: number;
+  prefetch: number;
+  connectTimeoutMs: number;
+  heartbeat: number;
+  prefix: string;
+  ranges: string[];
+}
+
+/** Splits `ranges` into `n` contiguous groups of nearly equal size. */
+export function contiguousGroups<T>(ranges: readonly T[], n: number): T[][] {
+  const groups: T[][] = [];
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const size = Math.floor(ranges.length / n) + (i < ranges.length % n ? 1 : 0);
+    groups.push(ranges.slice(start, start + size));
+    start += size;
+  }
+  return groups.filter((group) => group.length > 0);
+}
+
+function childEntry(): { path: string; execArgv: string[] } {
+  const built = fileURLToPath(new URL("./server-process.js", import.meta.url));
+  if (existsSync(built)) return { path: built, execArgv: [] };
+  // Running from the TypeScript sources (tests, benchmarks): load the child through tsx.
+  return {
+    path: fileURLToPath(new URL("./server-process.ts", import.meta.url)),
+    execArgv: ["--import", import.meta.resolve("tsx"), "--conditions=@x/source"],
+  };
+}
+
+/**
+ * Runs one server per contiguous group of ranges in child processes; resolves once every child serves.
+ * Child events and logs are forwarded to the parent.
+ */
+export async function startProcessGroup(
+  options: ChildOptions & { processes: number; logger: Logger },
+  emit: (event: string, payload: unknown) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const { processes, logger, ...rest } = options;
+  const entry = childEntry();
+  const children: ChildProcess[] = [];
+  const exited = new Map<ChildProcess, Promise<void>>();
+  const stop = async () => {
+    for (const child of children) if (child.connected) child.send({ type: "stop" });
+    await Promise.all(exited.values());
+  };
+  try {
+    await Promise.all(
+      contiguousGroups(rest.ranges, processes).map(
+        (ranges) =>
+          new Promise<void>((resolve, reject) => {
+            const child = fork(entry.path, [], {
+              execArgv: entry.execArgv,
+              serialization: "advanced",
+              stdio: "inherit",
+            });
+            children.push(child);
+            exited.set(child, new Promise((done) => child.once("exit", () => done())));
+            child.on("message", (message: ChildMessage) => {
+              if (message.type === "ready") resolve();
+              else if (message.type === "failed") reject(new RmqStorageError(message.code, message.message));
+              else if (message.type === "event") emit(message.event, message.payload);
+              else logger[message.level](message.fields, message.msg);
+            });
+            child.once("exit", (code, signal) => {
+              reject(
+                new RmqStorageError("ERR_X_RMQ_STORAGE_BACKEND", `server process exited (${signal ?? code})`),
+              );
+              if (code !== 0) logger.error({ pid: child.pid, code, signal }, "server process exited");
+            });
+            child.send({ type: "start", options: { ...rest, ranges } satisfies ChildOptions });
+          }),
+      ),
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stop };
+}

@@ -1,0 +1,235 @@
+import { EventEmitter } from "node:events";
+import { type Logger, parseOptions, sleep, XError } from "@x/core";
+import type { Channel, ChannelModel } from "amqplib";
+import { z } from "zod";
+import { connectBroker, declareTopology, reconnectBackoff, redact, type Topology, topology } from "./amqp.js";
+import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
+import { brokerOptions, intIn } from "./option-schemas.js";
+import { startProcessGroup } from "./process-group.js";
+import { QueueWorker, type ServerEvents } from "./queue-worker.js";
+import { ranges as allRanges, workerQueues } from "./routing.js";
+import { isStorageSpec, openStorage } from "./storage-spec.js";
+import type { ProvenanceStorage } from "./types.js";
+import { MAX_ITEMS } from "./wire.js";
+
+export type { ServerEvents } from "./queue-worker.js";
+
+/** Options of {@link RmqStorageServer.start}. */
+export interface RmqStorageServerOptions {
+  /** The broker, `amqp://` or `amqps://`. Required. */
+  url: string;
+  /**
+   * Where to write: a factory called once per server process (the server closes what it returns), or a
+   * string `sqlite:PATH` / `postgres://…[?schema=NAME]` (required with `processes > 1`). Required.
+   */
+  storage: (() => ProvenanceStorage | Promise<ProvenanceStorage>) | string;
+  /** Most items per storage call; a batch is made of whole messages, and a larger message is written alone. Integer 1…100 000. Default 100. */
+  batchSize?: number;
+  /** Unacknowledged messages the server holds per queue. Integer 1…65 535. Default 100. */
+  prefetch?: number;
+  /** Node processes serving the 16 ranges (contiguous groups); more than 1 needs a string `storage`. Default 1. */
+  processes?: number;
+  /** How long to try to reach the broker at start, in ms. Default 30 000. */
+  connectTimeoutMs?: number;
+  /** AMQP heartbeat, in seconds (0 disables it). Default 10. */
+  heartbeat?: number;
+  /** A prefix for every exchange and queue name, to run several independent topologies on one broker. Default `""` (the spec's names). */
+  prefix?: string;
+  /** The ranges (first hex digits) this server serves. Default all 16. */
+  ranges?: string[];
+  /** Where the server logs. Default: silent. */
+  logger?: Logger;
+}
+
+const optionsSchema = z
+  .strictObject({
+    ...brokerOptions,
+    storage: z.union(
+      [
+        z.custom<() => ProvenanceStorage>((value) => typeof value === "function"),
+        z.string().refine(isStorageSpec),
+      ],
+      { error: "a storage factory, sqlite:PATH or postgres://…" },
+    ),
+    batchSize: intIn("number of items", 1, MAX_ITEMS).default(100),
+    prefetch: intIn("number of messages", 1, 65_535).default(100),
+    processes: intIn("number of processes", 1, 16).default(1),
+    ranges: z
+      .array(z.enum(allRanges as [string, ...string[]]), { error: "a list of distinct hex digits" })
+      .min(1, { error: "a list of distinct hex digits" })
+      .refine((list) => new Set(list).size === list.length, { error: "a list of distinct hex digits" })
+      .default([...allRanges]),
+  })
+  .refine((options) => options.processes === 1 || typeof options.storage === "string", {
+    path: ["processes"],
+    error: "1 unless storage is a string (sqlite:PATH or postgres://…)",
+  });
+
+type Parsed = z.output<typeof optionsSchema>;
+
+/**
+ * The worker side: declares the topology, consumes the worker queues with single active consumers, merges
+ * each queue's messages in batches, writes them, replies, and only then acknowledges. Any number of
+ * servers may run against one broker (hot standby). Emits {@link ServerEvents}.
+ *
+ * @example
+ * ```ts
+ * const server = await RmqStorageServer.start({ url: "amqp://localhost", storage: "sqlite:provenance.db" });
+ * process.once("SIGTERM", () => server.stop());
+ * ```
+ */
+export class RmqStorageServer extends EventEmitter<ServerEvents> {
+  readonly #options: Parsed;
+  readonly #top: Topology;
+  readonly #workers = new Map<string, QueueWorker>();
+  readonly #reconnecting = new AbortController();
+  #storage: ProvenanceStorage | undefined;
+  #connection: ChannelModel | undefined;
+  #channel: Channel | undefined;
+  #consumers: string[] = [];
+  #group: { stop(): Promise<void> } | undefined;
+  #stopped: Promise<void> | undefined;
+
+  private constructor(options: Parsed) {
+    super();
+    this.#options = options;
+    this.#top = topology(options.prefix);
+  }
+
+  /**
+   * Validates the options, opens the storage, connects, declares the topology and registers a consumer on
+   * every worker queue of its ranges; resolves once all of that is done.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` (before anything else), `ERR_X_RMQ_STORAGE_BACKEND`,
+   *   `ERR_X_RMQ_STORAGE_CONNECT`, `ERR_X_RMQ_STORAGE_TOPOLOGY`
+   */
+  static async start(options: RmqStorageServerOptions): Promise<RmqStorageServer> {
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const server = new RmqStorageServer(parsed);
+    if (parsed.processes > 1) {
+      server.#group = await startProcessGroup(
+        { ...parsed, storage: parsed.storage as string },
+        (event, payload) => (server.emit as (e: string, p: unknown) => boolean)(event, payload),
+      );
+      return server;
+    }
+    await server.#start();
+    return server;
+  }
+
+  async #start(): Promise<void> {
+    const { storage, logger } = this.#options;
+    try {
+      this.#storage = typeof storage === "string" ? await openStorage(storage, logger) : await storage();
+    } catch (error) {
+      throw XError.is(error) ? error : backendError("the storage factory failed", error);
+    }
+    const queues = workerQueues.filter((spec) => this.#options.ranges.includes(spec.range));
+    for (const spec of queues)
+      this.#workers.set(
+        spec.name,
+        new QueueWorker(spec, this.#top.queue(spec), {
+          storage: this.#storage,
+          batchSize: this.#options.batchSize,
+          logger,
+          emit: (event, ...payload) =>
+            (this.emit as (e: string, ...p: unknown[]) => boolean)(event, ...payload),
+          isOpen: (channel) => channel === this.#channel,
+        }),
+      );
+    try {
+      await this.#connect(this.#options.connectTimeoutMs);
+    } catch (error) {
+      await this.#storage.close().catch(() => {});
+      throw error;
+    }
+    logger.info({ url: redact(this.#options.url), queues: queues.length }, "serving");
+  }
+
+  async #connect(timeoutMs: number): Promise<void> {
+    const { url, heartbeat, prefetch, logger } = this.#options;
+    const connection = await connectBroker({ url, heartbeat, timeoutMs, signal: this.#reconnecting.signal });
+    try {
+      connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
+      const queues = workerQueues.filter((spec) => this.#options.ranges.includes(spec.range));
+      await declareTopology(connection, this.#top, queues);
+      const channel = await connection.createChannel();
+      channel.on("error", (error) => logger.warn({ err: error }, "broker channel error"));
+      await channel.prefetch(prefetch, false);
+      this.#connection = connection;
+      this.#channel = channel;
+      channel.once("close", () => this.#lost(connection, channel));
+      connection.once("close", () => this.#lost(connection, channel));
+      this.#consumers = await Promise.all(
+        queues.map(async (spec) => {
+          const worker = this.#workers.get(spec.name) as QueueWorker;
+          const { consumerTag } = await channel.consume(this.#top.queue(spec), (message) => {
+            if (message === null) this.#lost(connection, channel);
+            else worker.receive(channel, message);
+          });
+          return consumerTag;
+        }),
+      );
+    } catch (error) {
+      await connection.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  #lost(connection: ChannelModel, channel: Channel): void {
+    if (this.#channel !== channel) return;
+    this.#channel = undefined;
+    this.#connection = undefined;
+    for (const worker of this.#workers.values()) worker.forget(channel);
+    connection.close().catch(() => {});
+    if (this.#stopped) return;
+    this.#options.logger.warn("broker connection lost; reconnecting");
+    void this.#reconnect();
+  }
+
+  async #reconnect(): Promise<void> {
+    const backoff = reconnectBackoff();
+    const signal = this.#reconnecting.signal;
+    while (!signal.aborted) {
+      const delayMs = backoff.next();
+      this.emit("reconnect", { attempt: backoff.attempt, delayMs });
+      try {
+        await sleep(delayMs, { signal });
+        await this.#connect(Math.max(1_000, delayMs));
+        this.#options.logger.info("reconnected");
+        return;
+      } catch (error) {
+        if (signal.aborted) return;
+        this.#options.logger.warn({ err: error }, "reconnect failed");
+      }
+    }
+  }
+
+  /**
+   * Stops gracefully; idempotent. Cancels the consumers (a standby takes over at once), finishes the
+   * batches in flight (commit, reply, acknowledge), returns the deliveries not started to their queues,
+   * then closes the connection and the storage.
+   */
+  stop(): Promise<void> {
+    this.#stopped ??= this.#stop();
+    return this.#stopped;
+  }
+
+  async #stop(): Promise<void> {
+    if (this.#group) return this.#group.stop();
+    this.#reconnecting.abort();
+    const channel = this.#channel;
+    if (channel) await Promise.all(this.#consumers.map((tag) => channel.cancel(tag).catch(() => {})));
+    await Promise.all([...this.#workers.values()].map((worker) => worker.stop()));
+    this.#channel = undefined;
+    await channel?.close().catch(() => {});
+    await this.#connection?.close().catch(() => {});
+    await this.#storage?.close();
+    this.#options.logger.info("stopped");
+  }
+
+  /** Same as {@link stop}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+}

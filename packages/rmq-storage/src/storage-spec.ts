@@ -1,0 +1,35 @@
+import type { Logger } from "@x/core";
+import { ErrorCode, RmqStorageError } from "./errors.js";
+import { openPostgresStorage } from "./postgres-storage.js";
+import { openSqliteStorage } from "./sqlite-storage.js";
+import type { ProvenanceStorage } from "./types.js";
+
+/** Whether a string names a storage {@link openStorage} can open: `sqlite:PATH` or `postgres://…[?schema=NAME]`. */
+export function isStorageSpec(spec: string): boolean {
+  return /^sqlite:.+/.test(spec) || /^postgres(ql)?:\/\/./.test(spec);
+}
+
+/**
+ * Opens the storage a string names: `sqlite:PATH` (a file, or `sqlite::memory:`), or a PostgreSQL URL whose
+ * optional `schema` query parameter selects the schema (default `public`).
+ *
+ * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` for an unsupported string, `ERR_X_RMQ_STORAGE_BACKEND` when it
+ *   cannot be opened
+ */
+export async function openStorage(spec: string, logger?: Logger): Promise<ProvenanceStorage> {
+  if (spec.startsWith("sqlite:"))
+    return openSqliteStorage(spec.slice("sqlite:".length), logger ? { logger } : {});
+  if (/^postgres(ql)?:\/\//.test(spec)) {
+    const url = new URL(spec);
+    const schema = url.searchParams.get("schema") ?? undefined;
+    url.searchParams.delete("schema");
+    return openPostgresStorage(url.toString(), {
+      ...(schema ? { schema } : {}),
+      ...(logger ? { logger } : {}),
+    });
+  }
+  throw new RmqStorageError(
+    ErrorCode.BAD_OPTION,
+    `invalid option storage: ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)`,
+  );
+}

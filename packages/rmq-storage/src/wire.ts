@@ -1,0 +1,147 @@
+import { z } from "zod";
+import { pathId } from "./bytes.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP, relationHasPath } from "./input.js";
+import type { Item } from "./routing.js";
+import type { DirectoryData, Path, RelationType, RevisionData, Sha1, WriteMethod } from "./types.js";
+
+/*
+ * Wire format, version 1: a request body is `{"v":1,"items":[…]}`, each item an array with dates as decimal
+ * strings of µs and paths as standard base64; a reply body is `{"v":1,"ok":…,"messageIds":[…]}`.
+ */
+
+/** Items per message, at most. */
+export const MAX_ITEMS = 100_000;
+
+const b64 = (path: Path) => Buffer.from(path.buffer, path.byteOffset, path.byteLength).toString("base64");
+const str = (date: bigint | null) => (date === null ? "null" : `"${date}"`);
+
+/** Encodes one item of {@link splitRanges} as wire JSON (ids are validated hex, so they need no escaping). */
+function encodeItem(method: WriteMethod, item: Item): string {
+  const id = item[0] as Sha1;
+  switch (method) {
+    case "content_add":
+      return `["${id}","${item[1] as bigint}"]`;
+    case "directory_add": {
+      const { date, flat } = item[1] as DirectoryData;
+      return `["${id}",${str(date)},${flat}]`;
+    }
+    case "revision_add": {
+      const data = item[1] as RevisionData | undefined;
+      return `["${id}",${str(data?.date ?? null)},${data?.origin ? `"${data.origin}"` : "null"}]`;
+    }
+    case "origin_add":
+      return `["${id}",${JSON.stringify(item[1])}]`;
+    case "location_add":
+      return `["${b64(item[0] as Path)}"]`;
+    case "relation_add": {
+      const path = item[2] as Path | null;
+      return `["${id}","${item[1] as Sha1}",${path === null ? "null" : `"${b64(path)}"`}]`;
+    }
+  }
+}
+
+/** The body of one request message. */
+export function encodeRequest(method: WriteMethod, items: readonly Item[]): Buffer {
+  let json = '{"v":1,"items":[';
+  for (let i = 0; i < items.length; i++) json += (i === 0 ? "" : ",") + encodeItem(method, items[i] as Item);
+  return Buffer.from(`${json}]}`);
+}
+
+const sha1 = z.string().regex(/^[0-9a-f]{40}$/);
+const date = z
+  .string()
+  .regex(/^-?\d{1,18}$/)
+  .transform((text) => BigInt(text))
+  .refine((value) => value >= MIN_TIMESTAMP && value <= MAX_TIMESTAMP);
+const path = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
+  .transform((text) => Buffer.from(text, "base64"));
+
+const itemSchemas = {
+  content_add: z.tuple([sha1, date]),
+  directory_add: z
+    .tuple([sha1, date.nullable(), z.boolean()])
+    .transform(([id, d, flat]) => [id, { date: d, flat }] as const),
+  revision_add: z
+    .tuple([sha1, date.nullable(), sha1.nullable()])
+    .transform(([id, d, origin]) => [id, { date: d, origin }] as const),
+  origin_add: z.tuple([sha1, z.string()]),
+  location_add: z.tuple([path]),
+  relation_add: z.tuple([sha1, sha1, path.nullable()]),
+} as const;
+
+const requestSchemas = Object.fromEntries(
+  Object.entries(itemSchemas).map(([method, item]) => [
+    method,
+    z.object({
+      v: z.literal(1),
+      items: z
+        .array(item as z.ZodType)
+        .min(1)
+        .max(MAX_ITEMS),
+    }),
+  ]),
+) as unknown as Record<WriteMethod, z.ZodType<{ v: 1; items: Item[] }>>;
+
+/** A decoded request: the items in the shape the resolve functions take, or why it is invalid. */
+export type DecodedRequest = { ok: true; items: Item[] } | { ok: false; reason: string };
+
+/**
+ * Decodes and validates a request body for the queue of (`method`, `relation`, `range`): the JSON shape,
+ * every item's schema and path rule, and every item's routing (first hex digit of the id, or of the path's
+ * SHA-1 for locations) against the queue's range.
+ */
+export function decodeRequest(
+  body: Buffer,
+  method: WriteMethod,
+  relation: RelationType | null,
+  range: string,
+): DecodedRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString("utf8"));
+  } catch {
+    return { ok: false, reason: "body is not JSON" };
+  }
+  const parsed = requestSchemas[method].safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason: `invalid request at ${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`,
+    };
+  }
+  const items = parsed.data.items;
+  const needsPath = relation !== null && relationHasPath(relation);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as Item;
+    if (method === "relation_add" && (item[2] === null) === needsPath)
+      return { ok: false, reason: `item ${i} breaks the path rule of ${relation}` };
+    const id = method === "location_add" ? pathId(item[0] as Path) : (item[0] as string);
+    if (id[0] !== range) return { ok: false, reason: `item ${i} belongs to range ${id[0]}, not ${range}` };
+  }
+  return { ok: true, items };
+}
+
+/** A reply body. */
+export function encodeReply(ok: boolean, messageIds: string[], error?: string): Buffer {
+  return Buffer.from(JSON.stringify(ok ? { v: 1, ok, messageIds } : { v: 1, ok, messageIds, error }));
+}
+
+const replySchema = z.object({
+  v: z.literal(1),
+  ok: z.boolean(),
+  messageIds: z.array(z.string()),
+  error: z.string().optional(),
+});
+
+/** A decoded reply, or `null` for anything else. */
+export function decodeReply(body: Buffer): z.infer<typeof replySchema> | null {
+  try {
+    const parsed = replySchema.safeParse(JSON.parse(body.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
