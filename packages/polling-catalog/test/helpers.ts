@@ -106,3 +106,35 @@ export class BrokerProxy {
     await new Promise((resolve) => this.#server.close(resolve));
   }
 }
+
+/** A logger that keeps every record, for assertions on log lines. */
+export function recordingLogger() {
+  const records: Array<{ level: string; fields: Record<string, unknown>; msg: string }> = [];
+  const method =
+    (level: string) =>
+    (first: object | string, msg?: string): void => {
+      if (typeof first === "string") records.push({ level, fields: {}, msg: first });
+      else records.push({ level, fields: first as Record<string, unknown>, msg: msg ?? "" });
+    };
+  return {
+    records,
+    logger: { debug: method("debug"), info: method("info"), warn: method("warn"), error: method("error") },
+    messages: (level?: string) =>
+      records.filter((r) => level === undefined || r.level === level).map((r) => r.msg),
+  };
+}
+
+/** A fetch that records the URL and headers of every attempt, then calls the global fetch. */
+export function recordingFetch() {
+  const calls: Array<{ url: string; method: string; headers: Headers; body: unknown }> = [];
+  const fetchFn = (input: string, init: RequestInit) => {
+    calls.push({
+      url: input,
+      method: init.method ?? "GET",
+      headers: new Headers(init.headers),
+      body: init.body,
+    });
+    return fetch(input, init);
+  };
+  return { calls, fetch: fetchFn };
+}
