@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openSqliteStorage, type ProvenanceStorage } from "../src/index.js";
+import { deleteTopology, waitFor } from "./broker.js";
+import { apply, type Call, dump } from "./fixture.js";
+import { uniqueName } from "./services.js";
+
+/** A per-file sandbox: a temp directory for SQLite files and unique topology prefixes, all removed by `cleanup`. */
+export function sandbox(tag: string) {
+  const dir = mkdtempSync(join(tmpdir(), `rmq-storage-${tag}-`));
+  const prefixes: string[] = [];
+  let n = 0;
+  return {
+    file: () => join(dir, `db-${n++}.sqlite`),
+    prefix: () => {
+      const prefix = `${uniqueName(tag)}.`;
+      prefixes.push(prefix);
+      return prefix;
+    },
+    cleanup: async () => {
+      for (const prefix of prefixes) await deleteTopology(prefix);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What the same calls give when made directly on a fresh in-memory SQLite storage. */
+export async function directDump(calls: Call[]): Promise<unknown> {
+  const storage = await openSqliteStorage(":memory:");
+  for (const call of calls) if (!(await apply(storage, call))) throw new Error("direct write failed");
+  const out = await dump(storage);
+  await storage.close();
+  return out;
+}
+
+/** What an SQLite file holds. */
+export async function fileDump(file: string): Promise<unknown> {
+  const storage = await openSqliteStorage(file);
+  const out = await dump(storage);
+  await storage.close();
+  return out;
+}
+
+/** A large contentAdd: `count` random ids with random dates. */
+export function bigContentCall(count: number): Call {
+  const map = new Map<string, bigint>();
+  for (let i = 0; i < count; i++)
+    map.set(
+      `${i.toString(16).padStart(8, "0")}${Math.random().toString(16).slice(2, 10).padEnd(8, "0")}`
+        .padEnd(40, "7")
+        .slice(-40),
+      BigInt(Math.floor(Math.random() * 1e15)),
+    );
+  return ["contentAdd", map];
+}
+
+const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+
+/** `x-rmq-storage serve` in a child process (from the sources, through tsx); resolves once it serves. */
+export async function spawnServer(args: string[]): Promise<{ child: ChildProcess; stderr: () => string }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@x/source", cli, "serve", ...args],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdout?.resume();
+  await waitFor(
+    () => stderr.includes("serving") || child.exitCode !== null,
+    30_000,
+    "the server child to serve",
+  );
+  if (child.exitCode !== null) throw new Error(`server child exited ${child.exitCode}: ${stderr}`);
+  return { child, stderr: () => stderr };
+}
+
+/** Opens a read-only view of the storage for a client (the server writes the same file). */
+export const reader = (file: string): Promise<ProvenanceStorage> => openSqliteStorage(file);
