@@ -19,7 +19,8 @@ export function amqpUrlFor(amqpServer: string | undefined, catalogServer: string
   } catch (cause) {
     throw badAmqpServer(amqpServer, cause);
   }
-  if (url.protocol !== "amqp:" && url.protocol !== "amqps:") throw badAmqpServer(amqpServer);
+  if ((url.protocol !== "amqp:" && url.protocol !== "amqps:") || url.hostname === "")
+    throw badAmqpServer(amqpServer);
   if (!url.searchParams.has("heartbeat")) url.searchParams.set("heartbeat", String(defaultHeartbeatSeconds));
   return url.href;
 }
