@@ -330,10 +330,15 @@ describe("blockingPoll with AMQP notices", () => {
     const h = await harness();
     const counts = [0, 0];
     const polls = [0, 1].map((i) =>
-      h.catalog.blockingPoll(() => void (counts[i] = (counts[i] ?? 0) + 1), {
-        coalesceSeconds: 0.05,
-        signal: h.controller.signal,
-      }),
+      h.catalog.blockingPoll(
+        () => {
+          counts[i] = (counts[i] ?? 0) + 1;
+        },
+        {
+          coalesceSeconds: 0.05,
+          signal: h.controller.signal,
+        },
+      ),
     );
     await waitFor(() => h.amqp.filter((e) => e.state === "up").length === 2, 10_000, "two binds");
     await waitFor(() => counts[0] === 1 && counts[1] === 1, 10_000, "two start drains");
