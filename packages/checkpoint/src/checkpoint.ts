@@ -267,10 +267,8 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
         this.#state = { ...this.#state, ...state };
       }
       this.#stateMarker = marker;
-      if (this.#cache) {
-        await this.#write(this.#keys.state, this.#state);
-        await this.#write(this.#keys.stateMarker, marker);
-      }
+      const writing = this.#write(this.#keys.state, this.#state, this.#keys.stateMarker, marker);
+      if (writing) await writing;
       for (const entry of this.#entries) {
         const { dependency, record } = entry;
         if (isMissing(record.checkpointMarker)) {
@@ -332,12 +330,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     const snapshot = snapshotState(this.#state);
     entry.record.checkpointState = snapshot;
     entry.record.checkpointMarker = marker;
-    return this.#cache ? this.#writeCheckpoint(entry.keys, snapshot, marker) : undefined;
-  }
-
-  async #writeCheckpoint(keys: DependencyKeys, snapshot: unknown, marker: unknown): Promise<void> {
-    await this.#write(keys.state, snapshot);
-    await this.#write(keys.marker, marker);
+    return this.#write(entry.keys.state, snapshot, entry.keys.marker, marker);
   }
 
   async #startDowntime(entry: Entry, downtime: unknown): Promise<void> {
@@ -409,10 +402,25 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     return largest ?? first;
   }
 
-  /** Writes one key when there is a cache, awaiting a thenable result. */
-  async #write(key: string, value: unknown): Promise<void> {
-    const written = this.#cache?.set(key, value);
-    if (isThenable(written)) await written;
+  /**
+   * Writes `key = value` pairs to the cache, in order. It stays synchronous while the cache answers
+   * synchronously, and returns a promise only from the first `set` that returns a thenable, awaiting it
+   * before the next write. Without a cache it does nothing.
+   */
+  #write(...pairs: unknown[]): Promise<void> | undefined {
+    const cache = this.#cache;
+    if (!cache) return undefined;
+    for (let index = 0; index < pairs.length; index += 2) {
+      const written = cache.set(pairs[index] as string, pairs[index + 1]);
+      if (isThenable(written)) return this.#writeAfter(written, pairs, index + 2);
+    }
+    return undefined;
+  }
+
+  async #writeAfter(pending: PromiseLike<unknown>, pairs: unknown[], from: number): Promise<void> {
+    await pending;
+    const rest = this.#write(...pairs.slice(from));
+    if (rest) await rest;
   }
 
   /**
