@@ -1,7 +1,7 @@
 import type { AmqpEvent, WakeEvent } from "../src/index.js";
 import { PollingErmrestCatalog } from "../src/index.js";
 import { type FakeErmrest, startFakeErmrest } from "../src/testing/index.js";
-import { amqpUrl, recordingLogger, uniqueName } from "./helpers.js";
+import { amqpUrl, deleteExchange, recordingLogger, uniqueName } from "./helpers.js";
 
 /** Options of {@link startAgentHarness}. */
 export interface HarnessOptions {
@@ -61,6 +61,7 @@ export async function startAgentHarness(options: HarnessOptions = {}) {
     close: async () => {
       controller.abort();
       await fake.close();
+      await deleteExchange(exchange);
     },
   };
 }

@@ -73,6 +73,7 @@ describe("fake ERMrest change notices", () => {
   it("declares the exchange as a non-durable, non-auto-deleted fanout, as ERMrest does", async () => {
     const exchange = uniqueName("fake-declare");
     await using _fake = await startFakeErmrest({ tables: {}, amqpUrl, noticeExchange: exchange });
+    // The channel below deletes the exchange when done.
     const channel = await connection.createChannel();
     try {
       // Redeclaring with the same flags succeeds; other flags would close the channel with 406.

@@ -20,6 +20,19 @@ export async function requireBroker(): Promise<void> {
   }
 }
 
+/** Deletes an exchange a test declared, ignoring errors. */
+export async function deleteExchange(exchange: string): Promise<void> {
+  const connection = await amqp.connect(amqpUrl);
+  try {
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(exchange);
+  } catch {
+    // Already gone.
+  } finally {
+    await connection.close().catch(() => {});
+  }
+}
+
 /** Polls `condition` every 10 ms until it is truthy, or fails after `timeoutMs`. */
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
