@@ -191,12 +191,9 @@ describe("reliability: after each failure, the stored data equals direct writes 
     const one = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
     const two = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
     const fixture = generateFixture({ seed: 15 });
-    const early = new Map(
-      [...(fixture.calls.find((c) => c[0] === "contentAdd")?.[1] as Map<string, bigint>)].map(([k, v]) => [
-        k,
-        v - 5n,
-      ]),
-    );
+    const firstContents = fixture.calls.find((c) => c[0] === "contentAdd");
+    if (firstContents?.[0] !== "contentAdd") throw new Error("the fixture has no contentAdd");
+    const early = new Map([...firstContents[1]].map(([k, v]) => [k, v - 5n]));
     const calls: Call[] = [...fixture.calls, ["contentAdd", early], bigContentCall(5_000)];
     const results = await Promise.all(calls.map((call, i) => apply(i % 2 === 0 ? one : two, call)));
     expect(results.every(Boolean)).toBe(true);

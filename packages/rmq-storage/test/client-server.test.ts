@@ -1,0 +1,473 @@
+import { randomBytes } from "node:crypto";
+import { XError } from "@x/core";
+import amqp, { type ConsumeMessage } from "amqplib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { declareTopology, topology } from "../src/amqp.js";
+import {
+  EntityType,
+  openSqliteStorage,
+  type ProvenanceStorage,
+  RmqStorageClient,
+  RmqStorageServer,
+  type Sha1,
+} from "../src/index.js";
+import { workerQueues } from "../src/routing.js";
+import { encodeReply } from "../src/wire.js";
+import { queueDepth, waitFor } from "./broker.js";
+import { apply, generateFixture, randomId } from "./fixture.js";
+import { AMQP_URL, requireService } from "./services.js";
+import { directDump, fileDump, reader, sandbox } from "./stack.js";
+
+const box = sandbox("cs");
+beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
+afterAll(() => box.cleanup());
+
+const unreachable = "amqp://guest:guest@127.0.0.1:1";
+const idIn = (range: string) => range + randomBytes(20).toString("hex").slice(1);
+const code = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => "resolved",
+    (e: unknown) => (XError.is(e) ? e.code : String(e)),
+  );
+
+/** Stands in for a server on the content_add queues: records requests and replies only when told to. */
+async function fakeServer(prefix: string) {
+  const connection = await amqp.connect(AMQP_URL);
+  await declareTopology(connection, topology(prefix));
+  const channel = await connection.createChannel();
+  const received: ConsumeMessage[] = [];
+  for (const spec of workerQueues.filter((q) => q.method === "content_add"))
+    await channel.consume(prefix + spec.name, (m) => m && received.push(m), { noAck: true });
+  return {
+    received,
+    reply: (
+      m: ConsumeMessage,
+      ok: boolean,
+      ids: string[],
+      correlationId = m.properties.correlationId as string,
+    ) =>
+      channel.sendToQueue(m.properties.replyTo as string, encodeReply(ok, ids, ok ? undefined : "refused"), {
+        correlationId,
+      }),
+    close: () => connection.close(),
+  };
+}
+
+async function realStack(
+  options: { file?: string; batchSize?: number; storage?: () => Promise<ProvenanceStorage> } = {},
+) {
+  const [file, prefix] = [options.file ?? box.file(), box.prefix()];
+  const server = await RmqStorageServer.start({
+    url: AMQP_URL,
+    storage: options.storage ?? (() => openSqliteStorage(file)),
+    prefix,
+    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+  });
+  const local = await reader(file);
+  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 30 });
+  return {
+    file,
+    prefix,
+    server,
+    client,
+    local,
+    close: async () => {
+      await client.close();
+      await local.close();
+      await server.stop();
+    },
+  };
+}
+
+describe("options", () => {
+  it("client: a bad option rejects with ERR_X_RMQ_STORAGE_BAD_OPTION naming it, before any connection", async () => {
+    const storage = await openSqliteStorage(":memory:");
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ storage: { contentAdd() {} } }, "storage"],
+      [{ storage, waitMin: 5, waitMinMs: 5_000 }, "waitMinMs"],
+      [{ storage, waitPerBatch: 5, waitPerBatchMs: 5_000 }, "waitPerBatchMs"],
+      [{ storage, waitMin: 0 }, "waitMin"],
+      [{ storage, batchSize: 0 }, "batchSize"],
+      [{ storage, batchSize: 100_001 }, "batchSize"],
+      [{ storage, url: "http://example.org" }, "url"],
+      [{ storage, colour: "blue" }, "colour"],
+    ];
+    for (const [options, name] of cases) {
+      const started = Date.now();
+      const error = await RmqStorageClient.connect({ url: unreachable, ...options } as never).catch(
+        (e: unknown) => e,
+      );
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION"), `${name}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toContain(name);
+      expect(Date.now() - started).toBeLessThan(500);
+    }
+    await storage.close();
+  });
+
+  it("client: no broker within connectTimeoutMs rejects with ERR_X_RMQ_STORAGE_CONNECT", async () => {
+    const storage = await openSqliteStorage(":memory:");
+    const started = Date.now();
+    expect(await code(RmqStorageClient.connect({ url: unreachable, storage, connectTimeoutMs: 400 }))).toBe(
+      "ERR_X_RMQ_STORAGE_CONNECT",
+    );
+    expect(Date.now() - started).toBeLessThan(3_000);
+    await storage.close();
+  });
+
+  it("server: a bad option rejects naming it before anything else", async () => {
+    let opened = 0;
+    const storage = () => {
+      opened++;
+      return openSqliteStorage(":memory:");
+    };
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ storage, batchSize: 100_001 }, "batchSize"],
+      [{ storage, prefetch: 0 }, "prefetch"],
+      [{ storage, prefetch: 65_536 }, "prefetch"],
+      [{ storage, processes: 2 }, "processes"],
+      [{ storage: "mysql://db" }, "storage"],
+      [{ storage, url: "amqp:" }, "url"],
+    ];
+    for (const [options, name] of cases) {
+      const error = await RmqStorageServer.start({ url: unreachable, ...options } as never).catch(
+        (e: unknown) => e,
+      );
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION"), `${name}: ${String(error)}`).toBe(true);
+      expect((error as Error).message).toContain(name);
+    }
+    expect(opened).toBe(0);
+    expect(await code(RmqStorageServer.start({ url: unreachable, storage, connectTimeoutMs: 300 }))).toBe(
+      "ERR_X_RMQ_STORAGE_CONNECT",
+    );
+    expect(
+      await code(RmqStorageServer.start({ url: unreachable, storage: "sqlite:/nonexistent/dir/x.db" })),
+    ).toBe("ERR_X_RMQ_STORAGE_BACKEND");
+  });
+
+  it("server: a queue that exists with other arguments rejects with ERR_X_RMQ_STORAGE_TOPOLOGY naming it", async () => {
+    const prefix = box.prefix();
+    const connection = await amqp.connect(AMQP_URL);
+    const channel = await connection.createChannel();
+    await channel.assertQueue(`${prefix}content_add.unknown.3`, { durable: true });
+    await connection.close();
+    const error = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: () => openSqliteStorage(":memory:"),
+      prefix,
+    }).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_TOPOLOGY"), String(error)).toBe(true);
+    expect((error as Error).message).toContain(`${prefix}content_add.unknown.3`);
+  });
+});
+
+describe("client", () => {
+  it("fails fast (false within 1 s) when no queue is bound", async () => {
+    const prefix = box.prefix();
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix });
+    const started = Date.now();
+    expect(await client.contentAdd(new Map([[randomId(), 1n]]))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await client.close();
+    await storage.close();
+  });
+
+  it("publishes persistent JSON messages with per-call and per-message ids, batchSize items each", async () => {
+    const prefix = box.prefix();
+    const fake = await fakeServer(prefix);
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage,
+      prefix,
+      batchSize: 2,
+      waitMinMs: 200,
+      waitPerBatchMs: 0,
+    });
+    const a = [idIn("a"), idIn("a"), idIn("a"), idIn("a"), idIn("a")];
+    const b = [idIn("b"), idIn("b"), idIn("b")];
+    const data = new Map([...a, ...b].map((id, i) => [id, BigInt(i)]));
+    expect(await client.contentAdd(data)).toBe(false);
+    expect(fake.received).toHaveLength(5);
+    const [first] = fake.received;
+    const props = first?.properties;
+    expect(props?.deliveryMode).toBe(2);
+    expect(props?.contentType).toBe("application/json");
+    expect(new Set(fake.received.map((m) => m.properties.correlationId)).size).toBe(1);
+    expect(new Set(fake.received.map((m) => m.properties.messageId)).size).toBe(5);
+    const bodies = fake.received.map((m) => [m.fields.routingKey, JSON.parse(m.content.toString())]);
+    expect(
+      bodies.filter(([key]) => key === "content_add.unknown.a").map(([, body]) => body.items.length),
+    ).toEqual([2, 2, 1]);
+    expect(bodies[0]?.[1]).toEqual({
+      v: 1,
+      items: [
+        [a[0], "0"],
+        [a[1], "1"],
+      ],
+    });
+    await client.close();
+    await storage.close();
+    await fake.close();
+  });
+
+  it("resolves true only once every message is confirmed, ignoring foreign, unknown and repeated replies; the timeout is one of inactivity", async () => {
+    const prefix = box.prefix();
+    const fake = await fakeServer(prefix);
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage,
+      prefix,
+      batchSize: 1,
+      waitMinMs: 1_500,
+      waitPerBatchMs: 0,
+    });
+    let result: boolean | undefined;
+    const call = client.contentAdd(new Map([idIn("c"), idIn("c"), idIn("c")].map((id) => [id, 1n])));
+    void call.then((ok) => {
+      result = ok;
+    });
+    await waitFor(() => fake.received.length === 3, 5_000, "three messages");
+    const [m1, m2, m3] = fake.received as [ConsumeMessage, ConsumeMessage, ConsumeMessage];
+    const id = (m: ConsumeMessage) => m.properties.messageId as string;
+    fake.reply(m1, true, ["unknown-message"]);
+    fake.reply(m1, true, [id(m2), id(m3)], "another-call");
+    fake.reply(m1, true, [id(m1)]);
+    fake.reply(m1, true, [id(m1)]);
+    fake.reply(m1, true, [id(m1)]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(result).toBeUndefined();
+    fake.reply(m2, true, [id(m2)]);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(result).toBeUndefined();
+    fake.reply(m3, true, [id(m3)]);
+    // 2 s after publishing, past T = 1.5 s, but never 1.5 s without progress.
+    expect(await call).toBe(true);
+    await client.close();
+    await storage.close();
+    await fake.close();
+  });
+
+  it("resolves false after T without progress, with a timeout event, and at once on an error reply", async () => {
+    const prefix = box.prefix();
+    const fake = await fakeServer(prefix);
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage,
+      prefix,
+      batchSize: 1,
+      waitMinMs: 300,
+      waitPerBatchMs: 200,
+    });
+    const timeouts: unknown[] = [];
+    client.on("timeout", (event) => timeouts.push(event));
+    const started = Date.now();
+    // Two messages: T = max(300, 2 × 200) = 400 ms.
+    expect(
+      await client.contentAdd(
+        new Map([
+          [idIn("d"), 1n],
+          [idIn("d"), 2n],
+        ]),
+      ),
+    ).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    expect(timeouts).toEqual([{ method: "contentAdd", acknowledged: 0, expected: 2 }]);
+    fake.received.length = 0;
+    const slow = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, waitMin: 60 });
+    const call = slow.contentAdd(new Map([[idIn("e"), 1n]]));
+    await waitFor(() => fake.received.length === 1, 5_000, "the message");
+    const m = fake.received[0] as ConsumeMessage;
+    fake.reply(m, false, [m.properties.messageId as string]);
+    expect(await call).toBe(false);
+    await slow.close();
+    await client.close();
+    await storage.close();
+    await fake.close();
+  });
+
+  it("close() resolves pending calls false at once; later calls reject with ERR_X_RMQ_STORAGE_CLOSED", async () => {
+    const prefix = box.prefix();
+    const fake = await fakeServer(prefix);
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix });
+    const call = client.contentAdd(new Map([[idIn("f"), 1n]]));
+    await waitFor(() => fake.received.length === 1, 5_000, "the message");
+    const started = Date.now();
+    await client.close();
+    expect(await call).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await client.close();
+    await client[Symbol.asyncDispose]();
+    expect(await code(client.contentAdd(new Map([[randomId(), 1n]])))).toBe("ERR_X_RMQ_STORAGE_CLOSED");
+    expect(await code(client.contentGet([randomId()]))).toBe("ERR_X_RMQ_STORAGE_CLOSED");
+    // The client never closes the storage it was given.
+    expect(await storage.contentGet([randomId()])).toEqual(new Map());
+    await storage.close();
+    await fake.close();
+  });
+
+  it("waits in the durable queues when no server consumes them; a server started later writes them", async () => {
+    const prefix = box.prefix();
+    const file = box.file();
+    const connection = await amqp.connect(AMQP_URL);
+    await declareTopology(connection, topology(prefix));
+    await connection.close();
+    const local = await reader(file);
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: local,
+      prefix,
+      waitMinMs: 300,
+      waitPerBatchMs: 0,
+    });
+    const ids = [idIn("1"), idIn("2")];
+    expect(await client.contentAdd(new Map(ids.map((id) => [id, 9n])))).toBe(false);
+    expect((await queueDepth(`${prefix}content_add.unknown.1`))?.ready).toBe(1);
+    const server = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: () => openSqliteStorage(file),
+      prefix,
+    });
+    await waitFor(async () => (await local.contentGet(ids)).size === 2, 10_000, "the late write");
+    await client.close();
+    await local.close();
+    await server.stop();
+  });
+
+  it("runs any number of concurrent calls, each resolving independently", async () => {
+    const stack = await realStack();
+    const calls = Array.from(
+      { length: 40 },
+      (_, i) =>
+        new Map([
+          [randomId(), BigInt(i)],
+          [randomId(), BigInt(i)],
+        ]),
+    );
+    expect(await Promise.all(calls.map((m) => stack.client.contentAdd(m)))).toEqual(calls.map(() => true));
+    const all = new Map(calls.flatMap((m) => [...m]));
+    expect((await stack.local.contentGet(all.keys())).size).toBe(80);
+    await stack.close();
+  });
+});
+
+describe("server", () => {
+  it("writes batches of whole messages of at most batchSize items; a larger message alone", async () => {
+    const stack = await realStack({ batchSize: 250 });
+    const batches: Array<{ messages: number; items: number }> = [];
+    stack.server.on("batch", (b) => batches.push(b));
+    const ids = Array.from({ length: 3_000 }, () => idIn("5"));
+    expect(await stack.client.contentAdd(new Map(ids.map((id, i) => [id, BigInt(i)])))).toBe(true);
+    expect(batches.reduce((n, b) => n + b.items, 0)).toBe(3_000);
+    expect(batches.every((b) => b.items <= 250)).toBe(true);
+    const big = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: stack.local,
+      prefix: stack.prefix,
+      batchSize: 600,
+    });
+    batches.length = 0;
+    expect(await big.contentAdd(new Map(Array.from({ length: 600 }, () => [idIn("6"), 1n])))).toBe(true);
+    expect(batches).toEqual([expect.objectContaining({ messages: 1, items: 600 })]);
+    await big.close();
+    await stack.close();
+  });
+
+  it("requeues a batch after a storage failure, with backoff, until it is written", async () => {
+    const file = box.file();
+    let failures = 2;
+    const stack = await realStack({
+      file,
+      storage: async () => {
+        const inner = await openSqliteStorage(file);
+        return new Proxy(inner, {
+          get: (target, key) => {
+            if (key === "contentAdd")
+              return (m: Map<Sha1, bigint>) =>
+                failures-- > 0 ? Promise.resolve(false) : target.contentAdd(m);
+            const value = Reflect.get(target, key);
+            return typeof value === "function" ? value.bind(target) : value;
+          },
+        });
+      },
+    });
+    const { client, local } = stack;
+    const errors: number[] = [];
+    stack.server.on("storage-error", ({ attempt }) => errors.push(attempt));
+    const id = idIn("7");
+    expect(await client.contentAdd(new Map([[id, 3n]]))).toBe(true);
+    expect(errors).toEqual([1, 2]);
+    expect(await local.contentGet([id])).toEqual(new Map([[id, 3n]]));
+    await stack.close();
+  });
+
+  it("stops gracefully: finishes the batch in flight, returns the rest to the queue for the next server", async () => {
+    const file = box.file();
+    const slow = async () => {
+      const inner = await openSqliteStorage(file);
+      return new Proxy(inner, {
+        get: (target, key) => {
+          if (key === "contentAdd")
+            return async (m: Map<Sha1, bigint>) => {
+              await new Promise((r) => setTimeout(r, 200));
+              return target.contentAdd(m);
+            };
+          const value = Reflect.get(target, key);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    };
+    const stack = await realStack({ file, storage: slow });
+    const batches: number[] = [];
+    stack.server.on("batch", (b) => batches.push(b.items));
+    const ids = Array.from({ length: 2_000 }, () => idIn("8"));
+    let settled = false;
+    const call = stack.client.contentAdd(new Map(ids.map((id) => [id, 1n]))).then((ok) => {
+      settled = true;
+      return ok;
+    });
+    await waitFor(() => batches.length >= 1, 10_000, "a first batch");
+    await stack.server.stop();
+    const written = batches.reduce((n, items) => n + items, 0);
+    expect(written).toBeLessThan(2_000);
+    expect((await stack.local.entityGetAll(EntityType.CONTENT)).size).toBe(written);
+    const queue = await queueDepth(`${stack.prefix}content_add.unknown.8`);
+    expect(queue?.consumers).toBe(0);
+    expect((queue?.ready ?? 0) * 100).toBe(2_000 - written);
+    expect(settled).toBe(false);
+    const next = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: () => openSqliteStorage(file),
+      prefix: stack.prefix,
+    });
+    expect(await call).toBe(true);
+    expect((await stack.local.contentGet(ids)).size).toBe(2_000);
+    await stack.client.close();
+    await stack.local.close();
+    await next.stop();
+  });
+
+  it("spreads the ranges over child processes with processes > 1", async () => {
+    const [file, prefix] = [box.file(), box.prefix()];
+    const server = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: `sqlite:${file}`,
+      prefix,
+      processes: 2,
+    });
+    const local = await reader(file);
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 30 });
+    const fixture = generateFixture({ seed: 21 });
+    for (const call of fixture.calls) expect(await apply(client, call)).toBe(true);
+    expect((await queueDepth(`${prefix}content_add.unknown.0`))?.consumers).toBe(1);
+    expect((await queueDepth(`${prefix}content_add.unknown.f`))?.consumers).toBe(1);
+    await client.close();
+    await local.close();
+    await server.stop();
+    expect((await queueDepth(`${prefix}content_add.unknown.f`))?.consumers).toBe(0);
+    expect(await fileDump(file)).toEqual(await directDump(fixture.calls));
+  }, 60_000);
+});
