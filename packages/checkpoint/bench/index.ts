@@ -21,11 +21,18 @@ function openCache(kind: CacheKind): (CheckpointCache & { close?: () => Promise<
   return undefined;
 }
 
-/** Calls `call(i)` for i in [from, from + ops), awaiting each result, and returns the elapsed ms. */
-async function run(call: Call, from: number, ops: number): Promise<number> {
+/**
+ * Calls `call(i)` for i in [from, from + ops), awaiting each result. Returns the elapsed wall-clock ms and
+ * the CPU ms this process used meanwhile (user + system): on a shared machine the CPU figure shows what the
+ * code costs when other processes take the cores away.
+ */
+async function run(call: Call, from: number, ops: number): Promise<{ wallMs: number; cpuMs: number }> {
+  const cpu = process.cpuUsage();
   const began = performance.now();
   for (let i = from; i < from + ops; i++) await call(i);
-  return performance.now() - began;
+  const wallMs = performance.now() - began;
+  const used = process.cpuUsage(cpu);
+  return { wallMs, cpuMs: (used.user + used.system) / 1_000 };
 }
 
 /** The same, timing every call: per-call latencies in ms. */
@@ -57,8 +64,8 @@ async function measure(
   const sorted = await latencies(call, warmUp + ops, ops);
   await run(baseline, 0, warmUp);
   const baselineElapsed = await run(baseline, warmUp, ops);
-  const opsPerSec = Math.round((ops / elapsed) * 1_000);
-  const baselineOpsPerSec = Math.round((ops / baselineElapsed) * 1_000);
+  const opsPerSec = Math.round((ops / elapsed.wallMs) * 1_000);
+  const baselineOpsPerSec = Math.round((ops / baselineElapsed.wallMs) * 1_000);
   const p99Ms = round(percentile(sorted, 0.99));
   const line = {
     ...figure,
@@ -68,6 +75,8 @@ async function measure(
     baseline: baselineName,
     baselineOpsPerSec,
     ratio: round(opsPerSec / baselineOpsPerSec, 3),
+    cpuOpsPerSec: Math.round((ops / elapsed.cpuMs) * 1_000),
+    baselineCpuOpsPerSec: Math.round((ops / baselineElapsed.cpuMs) * 1_000),
     meetsTarget:
       opsPerSec >= figure.targetOpsPerSec &&
       (figure.targetP99Ms === undefined || p99Ms <= figure.targetP99Ms),

@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { AsyncCache, at, expectCode, RecordingCache, recordingDependent } from "../test/helpers.js";
 import { Checkpoint, Dependency, MemoryCache } from "./index.js";
@@ -152,6 +153,17 @@ describe("Checkpoint options", () => {
     await cp.checkPulse(at(0), { offset: 12345678901234567890n });
     expect(String(cp)).toMatch(/^Checkpoint\(orders\) /);
     expect(String(cp)).toContain("12345678901234567890n");
+  });
+
+  it("toString never throws, even for a loaded state whose inspection throws", () => {
+    const hostile = {
+      [inspect.custom]() {
+        throw new Error("cannot be shown");
+      },
+    };
+    const cache = { get: (key: string) => (key === "__c__state" ? { hostile } : undefined), set() {} };
+    const cp = new Checkpoint("c", { dependencies: [new Dependency("d")], cache });
+    expect(String(cp)).toBe("Checkpoint(c)");
   });
 
   describe("pausable dependent", () => {

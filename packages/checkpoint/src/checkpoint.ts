@@ -7,9 +7,10 @@ import {
   parseCheckpointOptions,
 } from "./checkpoint-options.js";
 import { Dependency, type DependencyRecord, recordOf } from "./dependency.js";
-import { describeObject, parseName } from "./describe.js";
+import { describeObject } from "./describe.js";
 import { CheckpointError } from "./errors.js";
 import { dateMarkerError, isMissing, isValidDate, missingMarkerError } from "./markers.js";
+import { parseName } from "./name.js";
 import { type CheckpointCache, readSnapshot, readSnapshotSync, type Snapshot } from "./snapshot.js";
 import { snapshotState, validateState } from "./state.js";
 import { isThenable } from "./thenable.js";

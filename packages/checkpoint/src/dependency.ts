@@ -1,9 +1,10 @@
 import { parseOptions } from "@x/core";
 import { z } from "zod";
 import type { Checkpoint } from "./checkpoint.js";
-import { describeObject, parseName } from "./describe.js";
+import { describeObject } from "./describe.js";
 import { CheckpointError } from "./errors.js";
 import { defaultCheckError, isValidDate, timeOf } from "./markers.js";
+import { parseName } from "./name.js";
 
 /**
  * A downtime or recovery check: called as `(checkpoint, dependency)`, synchronous or async. A thenable

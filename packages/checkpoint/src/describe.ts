@@ -1,19 +1,4 @@
 import { inspect } from "node:util";
-import { parseOptions } from "@x/core";
-import { z } from "zod";
-import { CheckpointError } from "./errors.js";
-
-const nameSchema = z.strictObject({
-  name: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
-});
-
-/**
- * Validates the name of a `Dependency` or a `Checkpoint`: a non-empty string, because it is part of the
- * cache keys. Throws `ERR_X_CHECKPOINT_INVALID_OPTION` naming the value otherwise.
- */
-export function parseName(name: unknown): string {
-  return parseOptions(nameSchema, { name }, "ERR_X_CHECKPOINT_INVALID_OPTION", CheckpointError).name;
-}
 
 /**
  * `<label>(<name>) <value>` for `toString()`: the value inspected on one line, never throwing (a bigint,
@@ -22,7 +7,14 @@ export function parseName(name: unknown): string {
 export function describeObject(label: string, name: string, value: () => unknown): string {
   const head = `${label}(${name})`;
   try {
-    return `${head} ${inspect(value(), { depth: 3, compact: true, breakLength: Number.POSITIVE_INFINITY, maxArrayLength: 10, maxStringLength: 200 })}`;
+    const options = {
+      depth: 3,
+      compact: true,
+      breakLength: Number.POSITIVE_INFINITY,
+      maxArrayLength: 10,
+      maxStringLength: 200,
+    };
+    return `${head} ${inspect(value(), options)}`;
   } catch {
     return head;
   }

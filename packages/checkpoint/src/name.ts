@@ -1,0 +1,15 @@
+import { parseOptions } from "@x/core";
+import { z } from "zod";
+import { CheckpointError } from "./errors.js";
+
+const nameSchema = z.strictObject({
+  name: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+});
+
+/**
+ * Validates the name of a `Dependency` or a `Checkpoint`: a non-empty string, because it is part of the
+ * cache keys. Throws `ERR_X_CHECKPOINT_INVALID_OPTION` naming the value otherwise.
+ */
+export function parseName(name: unknown): string {
+  return parseOptions(nameSchema, { name }, "ERR_X_CHECKPOINT_INVALID_OPTION", CheckpointError).name;
+}
