@@ -209,6 +209,27 @@ describe("storage operations", () => {
     expect(s.db.prepare("SELECT order_jitter FROM queue").get()).toEqual({ order_jitter: -1183465204 });
   });
 
+  it("enqueue keeps text as text and the later duplicate across chunk boundaries", () => {
+    const s = memory();
+    s.upsertFetcherRun("f", 1, false);
+    const entries: Array<[string, string]> = [
+      ["123", "0"],
+      ["é😀", "ünï"],
+      ["dup", "first"],
+    ];
+    for (let i = 0; i < 6_000; i++) entries.push([`p${i}`, `${i}`]);
+    entries.push(["dup", "last"], ["empty", ""]);
+    s.enqueue("f", 1, entries);
+    const get = s.db.prepare(
+      "SELECT payload, typeof(attr_path) AS t, order_jitter AS j FROM queue WHERE attr_path = ?",
+    );
+    expect(get.get("123")).toEqual({ payload: "0", t: "text", j: jitterHash("123") });
+    expect(get.get("é😀")).toEqual({ payload: "ünï", t: "text", j: jitterHash("é😀") });
+    expect(get.get("dup")).toMatchObject({ payload: "last" });
+    expect(get.get("empty")).toMatchObject({ payload: "" });
+    expect(s.db.prepare("SELECT count(*) AS n FROM queue").get()).toEqual({ n: 6_004 });
+  });
+
   it("enqueue: unknown fetcher inserts nothing, unknown run and bad entries throw and insert nothing", () => {
     const s = memory();
     s.enqueue("nobody", 1, [["a", "1"]]);

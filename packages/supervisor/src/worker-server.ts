@@ -5,8 +5,8 @@ import { SupervisorError, SupervisorErrorCode } from "./errors.js";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
-import { formatReply, maxCommandBytes, parseCommand } from "./protocol.js";
-import type { SupervisorStorage } from "./storage.js";
+import { type Command, formatReply, maxCommandBytes, parseCommand } from "./protocol.js";
+import type { Job, SupervisorStorage } from "./storage.js";
 
 const newline = 0x0a;
 /** How long `close()` lets open connections flush their replies before it destroys them, in ms. */
@@ -53,14 +53,23 @@ export async function prepareSocketPath(path: string): Promise<void> {
   unlinkSync(path);
 }
 
+/** A command waiting for the next group commit, or the marker that ends its connection after the replies. */
+type Queued =
+  | { socket: Socket; command: Exclude<Command, { kind: "reject" }> }
+  | { socket: Socket; end: true };
+
 /**
- * Serves the worker line protocol on a Unix socket. Commands are handled synchronously in arrival order,
- * each reply written only after its transaction committed.
+ * Serves the worker line protocol on a Unix socket. Commands are handled in arrival order. The commands that
+ * arrive together (in one turn of the event loop) are run in one transaction, a group commit, and their
+ * replies are written only after it committed.
  */
 export class WorkerServer {
   #server: Server;
   /** Open connections, each with the function that ends it. */
   #connections = new Map<Socket, () => void>();
+  #queue: Queued[] = [];
+  #flushScheduled = false;
+  #closing = false;
   #socketIno: number | undefined;
   #path: string | undefined;
   #storage: SupervisorStorage;
@@ -90,10 +99,12 @@ export class WorkerServer {
   }
 
   /**
-   * Stops accepting, ends every connection once its written replies are flushed (commands still buffered
-   * are dropped), and removes the socket file if it is still ours.
+   * Stops accepting, drops the commands not yet handled, ends every connection once its written replies are
+   * flushed, and resolves when all are closed.
    */
   async close(): Promise<void> {
+    this.#closing = true;
+    this.#queue = [];
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     const ends = [...this.#connections].map(
       ([socket, stop]) =>
@@ -120,73 +131,119 @@ export class WorkerServer {
   #accept(socket: Socket): void {
     this.#context.stats.connections++;
     let buffered: Buffer = Buffer.alloc(0);
-    let ended = false;
-    const stop = () => {
-      ended = true;
+    /** No more commands are read from this connection. */
+    let done = false;
+    this.#connections.set(socket, () => {
+      done = true;
       if (!socket.destroyed) socket.end(() => socket.destroy());
+    });
+    const enqueue = (line: Buffer): boolean => {
+      const command = parseCommand(line);
+      if (command.kind === "reject") {
+        this.#reject(line, command.reason);
+        return false;
+      }
+      this.#queue.push({ socket, command });
+      return true;
     };
-    this.#connections.set(socket, stop);
+    const finish = () => {
+      done = true;
+      this.#queue.push({ socket, end: true });
+      this.#scheduleFlush();
+    };
     socket.on("data", (chunk: Buffer) => {
-      if (ended) return;
+      if (done || this.#closing) return;
       buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
       let start = 0;
-      for (;;) {
-        const end = buffered.indexOf(newline, start);
-        if (end < 0) break;
-        if (end - start > maxCommandBytes)
-          return this.#reject(buffered.subarray(start, end), "command-too-long", stop);
-        if (!this.#command(socket, buffered.subarray(start, end), stop)) return;
+      for (let end = buffered.indexOf(newline); end >= 0; end = buffered.indexOf(newline, start)) {
+        const line = buffered.subarray(start, end);
         start = end + 1;
+        if (line.length > maxCommandBytes) {
+          this.#reject(line, "command-too-long");
+          return finish();
+        }
+        if (!enqueue(line)) return finish();
       }
       buffered = buffered.subarray(start);
-      if (buffered.length > maxCommandBytes) this.#reject(buffered, "command-too-long", stop);
+      if (buffered.length > maxCommandBytes) {
+        this.#reject(buffered, "command-too-long");
+        return finish();
+      }
+      this.#scheduleFlush();
     });
     socket.on("end", () => {
-      if (ended) return;
-      if (buffered.length > 0 && !this.#command(socket, buffered, stop)) return;
-      stop();
+      if (done || this.#closing) return;
+      if (buffered.length > 0) enqueue(buffered);
+      finish();
     });
     socket.on("error", (error) => this.#context.logger.debug({ err: error }, "worker connection error"));
     socket.on("close", () => this.#connections.delete(socket));
   }
 
-  /** Handles one command; returns `false` when the connection is being ended instead. */
-  #command(socket: Socket, line: Buffer, stop: () => void): boolean {
-    const command = parseCommand(line);
-    if (command.kind === "reject") {
-      this.#reject(line, command.reason, stop);
-      return false;
-    }
-    const now = Math.floor(Date.now() / 1000);
-    let reply: string;
-    let job: { attrPath: string; payload: string } | null;
-    try {
-      this.#directory.catchUp();
-      if (command.kind === "done") this.#storage.finish(command.attrPath, now, command.exitCode);
-      job = this.#storage.dequeue(now);
-      reply = formatReply(job);
-    } catch (error) {
-      this.#context.logger.error({ err: error }, "storage failed during a worker command; connection ended");
-      stop();
-      return false;
-    }
-    socket.write(reply);
-    if (command.kind === "done") {
-      this.#context.stats.finished++;
-      this.#context.emit("done", { attrPath: command.attrPath, exitCode: command.exitCode, finishedAt: now });
-    }
-    if (job !== null) {
-      this.#context.stats.dispatched++;
-      this.#context.emit("job", { ...job, startedAt: now });
-    }
-    return true;
+  #scheduleFlush(): void {
+    if (this.#flushScheduled || this.#queue.length === 0) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      this.#flush();
+    });
   }
 
-  #reject(line: Buffer, reason: "unknown-command" | "bad-done" | "command-too-long", stop: () => void): void {
+  /** Runs every queued command in one transaction, then writes the replies and ends what must end. */
+  #flush(): void {
+    const batch = this.#queue;
+    this.#queue = [];
+    if (this.#closing || batch.length === 0) return;
+    const results: Array<{ job: Job | null; now: number } | undefined> = [];
+    try {
+      this.#directory.catchUp();
+      this.#storage.db
+        .transaction(() => {
+          for (const item of batch) {
+            if ("end" in item || item.socket.destroyed) {
+              results.push(undefined);
+              continue;
+            }
+            const now = Math.floor(Date.now() / 1000);
+            const { command } = item;
+            if (command.kind === "done") this.#storage.finish(command.attrPath, now, command.exitCode);
+            results.push({ job: this.#storage.dequeue(now), now });
+          }
+        })
+        .immediate();
+    } catch (error) {
+      this.#context.logger.error(
+        { err: error },
+        "storage failed during worker commands; their connections ended",
+      );
+      for (const { socket } of batch) this.#connections.get(socket)?.();
+      return;
+    }
+    batch.forEach((item, i) => {
+      if ("end" in item) return this.#connections.get(item.socket)?.();
+      const result = results[i];
+      if (result === undefined) return;
+      item.socket.write(formatReply(result.job));
+      const { command } = item;
+      if (command.kind === "done") {
+        this.#context.stats.finished++;
+        this.#context.emit("done", {
+          attrPath: command.attrPath,
+          exitCode: command.exitCode,
+          finishedAt: result.now,
+        });
+      }
+      if (result.job !== null) {
+        this.#context.stats.dispatched++;
+        this.#context.emit("job", { ...result.job, startedAt: result.now });
+      }
+    });
+  }
+
+  #reject(line: Buffer, reason: "unknown-command" | "bad-done" | "command-too-long"): void {
     const sample = sampleBytes(line);
     this.#context.stats.commandsRejected++;
     this.#context.logger.warn({ reason, sample }, "worker command rejected; connection ended");
     this.#context.emit("reject", { kind: "command", reason, sample });
-    stop();
   }
 }

@@ -109,7 +109,7 @@ describe("SupervisorClient", () => {
 describe("runWorker", () => {
   it("sends READY first, DONE after each job, READY after NOJOBS; maps failures to exit code 1", async () => {
     const p = paths();
-    const received = await fakeServer(p.socket, (line, n) => {
+    const received = await fakeServer(p.socket, (_line, n) => {
       if (n === 1) return "JOB a 1\n";
       if (n === 2) return "JOB b 2\n";
       if (n === 3) return "JOB c 3\n";
@@ -137,7 +137,7 @@ describe("runWorker", () => {
 
   it("resends the same message on a new connection after a connection error or a reply timeout", async () => {
     const p = paths();
-    const received = await fakeServer(p.socket, (line, n) => {
+    const received = await fakeServer(p.socket, (_line, n) => {
       if (n === 1) return "JOB a 1\n";
       if (n === 2) return "close"; // DONE lost: the connection drops
       if (n === 3) return undefined; // DONE resent: no reply, times out

@@ -437,7 +437,7 @@ describe("storage failures and readers (D10, D12)", () => {
     cleanups.push(() => writer.close());
     writer.exec("BEGIN IMMEDIATE");
     expect(await exchange(p.socket, "READY\n")).toBe("");
-    expect(logger.lines.some((l) => l.level === "error" && l.msg.includes("connection ended"))).toBe(true);
+    expect(logger.lines.some((l) => l.level === "error" && l.msg.includes("connections ended"))).toBe(true);
     writeFileSync(join(p.fetchersDir, "g.1.txt"), "c 3\n");
     await waitFor(
       () => logger.lines.some((l) => l.msg.includes("retrying in 1 s")),

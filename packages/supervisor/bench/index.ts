@@ -1,0 +1,278 @@
+/**
+ * Benchmarks of @x/supervisor (see docs/benchmarks/supervisor.md). Prints one JSON line per figure, each with
+ * a baseline measured in the same run. File databases in WAL mode throughout, as in production.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { hash } from "node:crypto";
+import { createWriteStream, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { SupervisorClient, SupervisorStorage } from "../src/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "x-supervisor-bench-"));
+process.on("exit", () => rmSync(root, { recursive: true, force: true }));
+
+function emit(figure: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(figure)}\n`);
+}
+
+const line = (i: number, width: number): [string, string] => [
+  `pkg${String(i).padStart(width, "0")}`,
+  `1.${i} 1.${i + 1}`,
+];
+
+function freshStorage(name: string): SupervisorStorage {
+  const storage = SupervisorStorage.open(join(root, name));
+  storage.upgrade();
+  return storage;
+}
+
+/** Raw better-sqlite3: the same rows, one prepared INSERT per row, one transaction. */
+function rawInsert(storage: SupervisorStorage, entries: Array<[string, string]>): void {
+  const db = storage.db;
+  db.prepare("INSERT INTO fetchers (name) VALUES ('f1')").run();
+  db.prepare("INSERT INTO fetcher_runs (fetcher_id, run_started, is_complete) VALUES (1, 100, 0)").run();
+  const insert = db.prepare(
+    "INSERT INTO queue (fetcher_id, fetcher_run_started, attr_path, payload, order_jitter) VALUES (1, 100, ?, ?, ?)",
+  );
+  db.transaction(() => {
+    for (const [attrPath, payload] of entries) {
+      insert.run(attrPath, payload, hash("md5", attrPath, "buffer").readInt32LE(0));
+    }
+  })();
+}
+
+function enqueueAndDequeue(): void {
+  const entries = Array.from({ length: 100_000 }, (_, i) => line(i, 6));
+
+  const raw = freshStorage("raw.db");
+  let start = performance.now();
+  rawInsert(raw, entries);
+  const rawRate = entries.length / ((performance.now() - start) / 1000);
+
+  const ours = freshStorage("ours.db");
+  start = performance.now();
+  ours.upsertFetcherRun("f1", 100, false);
+  ours.enqueue("f1", 100, entries);
+  const rate = entries.length / ((performance.now() - start) / 1000);
+  emit({
+    name: "enqueue_lines_per_s",
+    value: Math.round(rate),
+    unit: "lines/s",
+    lines: entries.length,
+    baseline: Math.round(rawRate),
+    baselineName: "raw better-sqlite3 prepared INSERT per row, one transaction",
+    ratio: round(rate / rawRate),
+    target: ">= 100000",
+  });
+
+  // The seed's statements issued by hand with raw better-sqlite3, on the raw database.
+  const db = raw.db;
+  const select = db.prepare(
+    `SELECT fetcher_id, attr_path, payload, max(fetcher_run_started) FROM queue LEFT JOIN log USING (attr_path)
+     GROUP BY last_started, order_jitter, attr_path, fetcher_id
+     HAVING is_dequeued = 0 AND (started IS NULL OR finished IS NOT NULL OR started + 43200 < ?)
+     ORDER BY last_started ASC, order_jitter, attr_path, fetcher_id LIMIT 1`,
+  );
+  const mark = db.prepare("UPDATE queue SET is_dequeued = 1 WHERE fetcher_id = ? AND attr_path = ?");
+  const log = db.prepare(
+    `INSERT INTO log (attr_path, started) VALUES (?, ?)
+     ON CONFLICT DO UPDATE SET started = excluded.started, finished = NULL, exit_code = NULL`,
+  );
+  const finish = db.prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?");
+  const rawDequeue = db.transaction((now: number) => {
+    const row = select.get(now) as { fetcher_id: number; attr_path: string } | undefined;
+    if (!row) return undefined;
+    mark.run(row.fetcher_id, row.attr_path);
+    log.run(row.attr_path, now);
+    return row.attr_path;
+  });
+  const iterations = 2_000;
+  start = performance.now();
+  for (let i = 0; i < iterations; i++) {
+    const now = 1_000 + i;
+    const attrPath = rawDequeue.immediate(now)!;
+    finish.run(now, 0, attrPath);
+  }
+  const rawPairs = iterations / ((performance.now() - start) / 1000);
+  start = performance.now();
+  for (let i = 0; i < iterations; i++) {
+    const now = 1_000 + i;
+    const job = ours.dequeue(now)!;
+    ours.finish(job.attrPath, now, 0);
+  }
+  const pairs = iterations / ((performance.now() - start) / 1000);
+  emit({
+    name: "dequeue_finish_per_s",
+    value: Math.round(pairs),
+    unit: "pairs/s",
+    queued: entries.length,
+    iterations,
+    baseline: Math.round(rawPairs),
+    baselineName: "the seed's SQL issued by hand with raw better-sqlite3",
+    ratio: round(pairs / rawPairs),
+    target: ">= 5000",
+  });
+  raw.close();
+  ours.close();
+}
+
+const daemonScript = fileURLToPath(new URL("./daemon-process.ts", import.meta.url));
+
+/** Starts bench/daemon-process.ts and returns it with a reader of its JSON lines. */
+function startDaemon(dir: string) {
+  mkdirSync(join(dir, "fetchers"), { recursive: true });
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=@x/source",
+      "--import",
+      "tsx",
+      daemonScript,
+      join(dir, "state.db"),
+      join(dir, "fetchers"),
+      join(dir, "s.sock"),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const messages: Array<Record<string, number | string>> = [];
+  const waiters: Array<() => void> = [];
+  let buffer = "";
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    buffer += text;
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+      messages.push(JSON.parse(buffer.slice(0, nl)));
+      buffer = buffer.slice(nl + 1);
+      for (const wake of waiters.splice(0)) wake();
+    }
+  });
+  const next = async (event: string) => {
+    for (;;) {
+      const found = messages.find((m) => m.event === event);
+      if (found) {
+        messages.splice(messages.indexOf(found), 1);
+        return found;
+      }
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  return { child, next, socket: join(dir, "s.sock"), fetchers: join(dir, "fetchers") };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function writeFetcherFile(path: string, count: number, width: number): Promise<void> {
+  const out = createWriteStream(path);
+  for (let i = 0; i < count; i += 10_000) {
+    let chunk = "";
+    for (let j = i; j < Math.min(count, i + 10_000); j++) chunk += `${line(j, width).join(" ")}\n`;
+    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+  }
+  await new Promise<void>((resolve) => out.end(() => resolve()));
+}
+
+/** 16 connections looping DONE→JOB (READY first); latency from write to complete reply, per round trip. */
+async function roundTrips(socket: string, total: number, workers = 16): Promise<number[]> {
+  const latencies: number[] = [];
+  const perWorker = Math.ceil(total / workers);
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      const client = await SupervisorClient.connect(socket);
+      let start = performance.now();
+      let job = await client.ready();
+      latencies.push(performance.now() - start);
+      for (let i = 1; i < perWorker && job; i++) {
+        start = performance.now();
+        job = await client.done(job.attrPath, 0);
+        latencies.push(performance.now() - start);
+      }
+      await client.close();
+    }),
+  );
+  return latencies;
+}
+
+/** The socket floor: a raw server answering every line at once with a fixed JOB reply, same client loop. */
+async function rawServerRoundTrips(total: number): Promise<number[]> {
+  const socket = join(root, "raw.sock");
+  const server = createServer((conn) => {
+    conn.on("data", (chunk: Buffer) => {
+      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1))
+        conn.write("JOB pkg000001 1.1 1.2\n");
+    });
+    conn.on("end", () => conn.end());
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  // the server runs in this process here, so the floor is pessimistic rather than optimistic
+  const latencies = await roundTrips(socket, total);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return latencies;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+async function readyJobLatency(): Promise<void> {
+  const dir = join(root, "latency");
+  mkdirSync(dir);
+  const queued = 100_000;
+  await writeFetcherFile(join(dir, "staging.txt"), queued, 6);
+  const daemon = startDaemon(dir);
+  await daemon.next("ready");
+  renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
+  await daemon.next("completed");
+  const total = 12_000;
+  const latencies = (await roundTrips(daemon.socket, total)).sort((a, b) => a - b);
+  await stop(daemon.child);
+  const floor = (await rawServerRoundTrips(total)).sort((a, b) => a - b);
+  emit({
+    name: "ready_job_p99_ms",
+    value: round(percentile(latencies, 99)),
+    unit: "ms",
+    p50: round(percentile(latencies, 50)),
+    max: round(latencies.at(-1)!),
+    roundTrips: latencies.length,
+    workers: 16,
+    queued,
+    baseline: round(percentile(floor, 99)),
+    baselineP50: round(percentile(floor, 50)),
+    baselineName: "p99 of a raw net server answering a fixed JOB, same 16 clients",
+    ratio: round(percentile(latencies, 99) / percentile(floor, 99)),
+    target: "<= 5",
+  });
+}
+
+async function ingestRss(): Promise<void> {
+  const dir = join(root, "rss");
+  mkdirSync(dir);
+  const lines = 1_000_000;
+  await writeFetcherFile(join(dir, "staging.txt"), lines, 7);
+  const daemon = startDaemon(dir);
+  const ready = await daemon.next("ready");
+  renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
+  const done = await daemon.next("completed");
+  await stop(daemon.child);
+  emit({
+    name: "ingest_1m_max_rss_mb",
+    value: round(Number(done.maxRssMb), 1),
+    unit: "MB",
+    lines: done.lines,
+    ingestMs: Math.round(Number(done.ingestMs)),
+    ingestLinesPerS: Math.round(Number(done.lines) / (Number(done.ingestMs) / 1000)),
+    baseline: round(Number(ready.maxRssMb), 1),
+    baselineName: "peak RSS of the same daemon process, idle, before the file arrives",
+    ratio: round(Number(done.maxRssMb) / Number(ready.maxRssMb)),
+    target: "< 200",
+  });
+}
+
+if (!process.env.ONLY) enqueueAndDequeue();
+if (!process.env.ONLY || process.env.ONLY === "lat") await readyJobLatency();
+if (!process.env.ONLY || process.env.ONLY === "rss") await ingestRss();

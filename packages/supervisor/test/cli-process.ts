@@ -1,0 +1,35 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
+
+/** A running `x-supervisor` process (from the TypeScript sources), with its output collected. */
+export interface CliProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or 128+n for a signal) when the process exits. */
+  exited: Promise<number>;
+}
+
+/** Spawns `x-supervisor <args…>`. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
+  const child = spawn(process.execPath, ["--conditions=@x/source", "--import", "tsx", cli, ...args], {
+    cwd: packageDir,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    out += text;
+  });
+  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+    err += text;
+  });
+  const exited = new Promise<number>((resolve) =>
+    child.once("close", (code, signal) => resolve(code ?? (signal === "SIGKILL" ? 137 : 128))),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}

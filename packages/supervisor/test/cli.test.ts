@@ -1,0 +1,248 @@
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { SupervisorStorage } from "../src/index.js";
+import { runCli } from "./cli-process.js";
+import { type DaemonPaths, daemonPaths, exchange } from "./harness.js";
+import { readDb, waitFor } from "./helpers.js";
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function paths(): DaemonPaths {
+  const p = daemonPaths();
+  cleanups.push(p.cleanup);
+  return p;
+}
+
+function serve(p: DaemonPaths) {
+  const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
+  cleanups.push(() => {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+    return proc.exited;
+  });
+  return proc;
+}
+
+const hasSocat = spawnSync("socat", ["-V"]).status === 0;
+
+describe("x-supervisor serve", () => {
+  it("serves the original's workers (socat -t5, write then half-close) and stops with 0 on SIGTERM", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "hello 1.0 1.1\n");
+    const proc = serve(p);
+    await waitFor(() => proc.stderr().includes("listening"), 20_000, "the daemon to listen");
+    expect(hasSocat).toBe(true);
+    const socat = (input: string) =>
+      spawnSync("socat", ["-t5", "-", `UNIX-CONNECT:${p.socket}`], { input, encoding: "utf8" }).stdout;
+    expect(socat("READY\n")).toBe("JOB hello 1.0 1.1\n");
+    expect(socat("DONE hello 0\n")).toBe("NOJOBS\n");
+    expect(await exchange(p.socket, "READY\n")).toBe("NOJOBS\n");
+    expect(proc.stdout()).toBe("");
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(existsSync(p.socket)).toBe(false);
+    expect(proc.stderr()).toMatch(/job dispatched .*attrPath=hello/);
+  });
+
+  it("exits 64 on usage errors, 0 with --help, 1 when the socket is in use", async () => {
+    const p = paths();
+    const usage = runCli(["serve", p.db, p.fetchersDir]);
+    const unknown = runCli(["serve", p.db, p.fetchersDir, p.socket, "--nope"]);
+    const help = runCli(["serve", "--help"]);
+    const top = runCli(["frobnicate"]);
+    expect(await Promise.all([usage.exited, unknown.exited, help.exited, top.exited])).toEqual([
+      64, 64, 0, 64,
+    ]);
+    expect(usage.stderr()).toContain("Usage: x-supervisor serve");
+    expect(help.stdout()).toContain("Usage: x-supervisor serve");
+
+    const first = serve(p);
+    await waitFor(() => first.stderr().includes("listening"), 20_000, "the first daemon");
+    const second = runCli(["serve", join(p.root, "other.db"), p.fetchersDir, p.socket]);
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toContain("ERR_X_SUPERVISOR_SOCKET_IN_USE");
+  });
+});
+
+describe("x-supervisor status", () => {
+  it("prints JSON figures read-only while the daemon runs, and a human summary", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\nb 2\nc 3\n");
+    writeFileSync(join(p.fetchersDir, "g.2.txt.part"), "a 9\n");
+    const proc = serve(p);
+    await waitFor(() => proc.stderr().includes("listening"), 20_000, "the daemon");
+    const now = Math.floor(Date.now() / 1000);
+    const first = await exchange(p.socket, "READY\n");
+    const attr = first.split(" ")[1]!;
+    await exchange(p.socket, `DONE ${attr} 2\n`);
+    const json = runCli(["status", p.db, "--json"]);
+    expect(await json.exited).toBe(0);
+    const status = JSON.parse(json.stdout());
+    expect(status).toMatchObject({
+      schemaVersion: 2,
+      rows: 4,
+      finished: 1,
+      failed: 1,
+      stale: 0,
+      fetcherRuns: [
+        { fetcher: "f", runStarted: 1, isComplete: true, rows: 3 },
+        { fetcher: "g", runStarted: 2, isComplete: false, rows: 1, pending: expect.any(Number) },
+      ],
+    });
+    expect(status.now).toBeGreaterThanOrEqual(now);
+    expect(status.inFlight).toBe(1);
+    expect(status.waiting).toBe(2);
+    expect(status.oldestWaiting).toMatchObject({ lastStarted: null });
+    const human = runCli(["status", p.db]);
+    expect(await human.exited).toBe(0);
+    expect(human.stdout()).toMatch(/queue rows\s+4/);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  });
+
+  it("computes eligible, in-flight and stale around the 12-hour exclusion", async () => {
+    const p = paths();
+    const s = SupervisorStorage.open(p.db);
+    s.upgrade();
+    s.upsertFetcherRun("f", 1, true);
+    s.upsertFetcherRun("g", 1, true);
+    s.enqueue("f", 1, [
+      ["old", "1"],
+      ["recent", "1"],
+      ["free", "1"],
+    ]);
+    s.enqueue("g", 1, [
+      ["old", "2"],
+      ["recent", "2"],
+    ]);
+    const now = Math.floor(Date.now() / 1000);
+    s.db.exec(
+      `INSERT INTO log VALUES ('old', ${now - 50_000}, NULL, NULL), ('recent', ${now - 100}, NULL, NULL)`,
+    );
+    s.db.exec("UPDATE queue SET is_dequeued = 1 WHERE fetcher_id = 1 AND attr_path IN ('old', 'recent')");
+    s.close();
+    const json = runCli(["status", p.db, "--json"]);
+    expect(await json.exited).toBe(0);
+    expect(JSON.parse(json.stdout())).toMatchObject({
+      rows: 5,
+      waiting: 3,
+      eligible: 2,
+      inFlight: 1,
+      stale: 1,
+      finished: 0,
+      oldestWaiting: { attrPath: "free", fetcher: "f", lastStarted: null },
+    });
+  });
+
+  it("exits 1 for a missing file (creating nothing) and for a schema version other than 2; 64 on usage", async () => {
+    const p = paths();
+    const missing = runCli(["status", p.db, "--json"]);
+    expect(await missing.exited).toBe(1);
+    expect(existsSync(p.db)).toBe(false);
+    const db = new Database(p.db);
+    db.pragma("user_version = 1");
+    db.close();
+    const old = runCli(["status", p.db]);
+    expect(await old.exited).toBe(1);
+    expect(old.stderr()).toContain("schema version is 1");
+    expect(await runCli(["status"]).exited).toBe(64);
+  });
+});
+
+describe("x-supervisor worker", () => {
+  function script(p: DaemonPaths): string {
+    const path = join(p.root, "job.sh");
+    writeFileSync(
+      path,
+      `#!/bin/sh
+printf '%s|%s|%s\\n' "$*" "$X_SUPERVISOR_ATTR_PATH" "$X_SUPERVISOR_PAYLOAD" >> "${p.root}/out"
+case "$2" in
+  slow) echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
+  fail) exit 3 ;;
+esac
+`,
+    );
+    chmodSync(path, 0o755);
+    return path;
+  }
+
+  it("runs the command per job with the attr path and payload fields, reports exit codes, 124 on timeout", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "ok  1.0 1.1 \nfail 2 3\nslow 0 1\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const worker = runCli([
+      "worker",
+      p.socket,
+      "--timeout",
+      "1",
+      "--idle-delay",
+      "60",
+      "--",
+      script(p),
+      "first",
+    ]);
+    cleanups.push(() => {
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+    });
+    const log = () =>
+      Object.fromEntries(
+        readDb(
+          p.db,
+          (db) =>
+            db.prepare("SELECT attr_path, exit_code FROM log").all() as Array<{
+              attr_path: string;
+              exit_code: number | null;
+            }>,
+        ).map((r) => [r.attr_path, r.exit_code]),
+      );
+    await waitFor(
+      () => Object.values(log()).filter((c) => c !== null).length === 3,
+      30_000,
+      "three finished jobs",
+    );
+    expect(log()).toEqual({ ok: 0, fail: 3, slow: 124 });
+    const out = readFileSync(join(p.root, "out"), "utf8").split("\n").filter(Boolean).sort();
+    expect(out).toEqual([
+      "first fail 2 3|fail|2 3",
+      "first ok 1.0 1.1|ok| 1.0 1.1",
+      "first slow 0 1|slow|0 1",
+    ]);
+    expect(worker.stderr()).toContain("job slow was interrupted because it was taking too long");
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+  });
+
+  it("on SIGTERM stops the running command, sends no DONE and exits 0; 64 on usage errors", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "slow 0 1\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
+    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the slow job");
+    const pid = Number(readFileSync(join(p.root, "slow.pid"), "utf8"));
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+    await waitFor(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+      "the command to be stopped",
+    );
+    const row = readDb(p.db, (db) => db.prepare("SELECT finished FROM log").get());
+    expect(row).toEqual({ finished: null });
+    expect(await runCli(["worker", p.socket]).exited).toBe(64);
+    expect(await runCli(["worker", p.socket, "--timeout", "soon", "--", "true"]).exited).toBe(64);
+  });
+});
