@@ -219,25 +219,24 @@ export class WorkerServer {
       for (const { socket } of batch) this.#connections.get(socket)?.();
       return;
     }
-    batch.forEach((item, i) => {
-      if ("end" in item) return this.#connections.get(item.socket)?.();
+    for (const [i, item] of batch.entries()) {
       const result = results[i];
-      if (result === undefined) return;
-      item.socket.write(formatReply(result.job));
-      const { command } = item;
-      if (command.kind === "done") {
-        this.#context.stats.finished++;
-        this.#context.emit("done", {
-          attrPath: command.attrPath,
-          exitCode: command.exitCode,
-          finishedAt: result.now,
-        });
-      }
-      if (result.job !== null) {
-        this.#context.stats.dispatched++;
-        this.#context.emit("job", { ...result.job, startedAt: result.now });
-      }
-    });
+      if ("end" in item) this.#connections.get(item.socket)?.();
+      else if (result !== undefined) this.#reply(item.socket, item.command, result.job, result.now);
+    }
+  }
+
+  /** Writes one reply, then counts and reports what it did (after the commit). */
+  #reply(socket: Socket, command: Exclude<Command, { kind: "reject" }>, job: Job | null, now: number): void {
+    socket.write(formatReply(job));
+    if (command.kind === "done") {
+      this.#context.stats.finished++;
+      this.#context.emit("done", { attrPath: command.attrPath, exitCode: command.exitCode, finishedAt: now });
+    }
+    if (job !== null) {
+      this.#context.stats.dispatched++;
+      this.#context.emit("job", { ...job, startedAt: now });
+    }
   }
 
   #reject(line: Buffer, reason: "unknown-command" | "bad-done" | "command-too-long"): void {
