@@ -20,7 +20,7 @@ export interface DemoConfig {
   timeoutMs: number;
   /** Time between escalation levels, in ms. */
   graceMs: number;
-  /** Memory budget of a command job and its descendants, in bytes (the MemGuard limit). */
+  /** Memory budget of a command job (its RSS), in bytes (the MemGuard limit). */
   maxMemoryBytes: number;
   /** How long the reference stream stays down once the checkpoint has noticed, in ms. */
   outageMs: number;
@@ -59,7 +59,7 @@ Options:
   --quick        the short run (2 000 jobs, 1 s job timeout, 1 s outage); CI runs this
   --amqp URL     also run stages 6 and 7 against this RabbitMQ (start one with \`pnpm services\`)
   --jobs N       number of jobs (200 to 100 000; default 2 000 with --quick, else 5 000)
-  --workers N    number of workers (1 to 64; default 6 with --quick, else 8)
+  --workers N    number of workers (1 to 64; default 8 with --quick, else 12)
   --json         print the summary as one JSON object on stdout
   --verbose      log the packages' info lines on stderr
   --keep         keep the temporary directory (databases, fetcher file) and print its path
@@ -107,7 +107,7 @@ export function parseConfig(args: string[]): DemoConfig | "help" {
   }
   return {
     jobs: integer("jobs", values.jobs, quick ? 2_000 : 5_000, 200, 100_000),
-    workers: integer("workers", values.workers, quick ? 6 : 8, 1, 64),
+    workers: integer("workers", values.workers, quick ? 8 : 12, 1, 64),
     quick,
     amqpUrl,
     json: values.json === true,

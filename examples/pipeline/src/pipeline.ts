@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -184,6 +185,7 @@ export async function runPipeline(
       logger,
     });
     const stopWorkers = new AbortController();
+    setMaxListeners(4 * config.workers + 10, stopWorkers.signal);
     const workers = Array.from({ length: config.workers }, () =>
       runWorker({
         socket,

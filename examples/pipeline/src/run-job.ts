@@ -20,7 +20,7 @@ export interface JobLimits {
   timeoutMs: number;
   /** Time between escalation levels, in ms. */
   graceMs: number;
-  /** Memory budget of a command job and its descendants (RSS), in bytes. */
+  /** Memory budget of a command job (its RSS), in bytes. */
   maxMemoryBytes: number;
   logger: Logger;
 }
@@ -56,7 +56,11 @@ export class JobRunner {
   readonly #startup: TimeGuard;
   /** Command jobs, from "ready": SIGINT at the timeout, SIGTERM one grace period later, then SIGKILL. */
   readonly #running: TimeGuard;
-  /** Command jobs: the RSS of the child's process tree; SIGINT at the first sample over the limit. */
+  /**
+   * Command jobs: the child's RSS; SIGINT at the first sample over the limit. (The job commands start no
+   * processes of their own; for commands that do, `metric: "tree"` adds the descendants, at the cost of
+   * reading every process's /proc entry at each sample.)
+   */
   readonly #memory: MemGuard;
 
   constructor(limits: JobLimits) {
@@ -68,7 +72,7 @@ export class JobRunner {
     this.#running = timeGuard({ timeoutMs, gracePeriodMs: graceMs, ...signalLadder });
     this.#memory = memGuard({
       maxMemoryBytes,
-      metric: "tree",
+      metric: "rss",
       gracePeriod: 0,
       secondaryGracePeriodMs: graceMs,
       ...signalLadder,
@@ -94,6 +98,7 @@ export class JobRunner {
       return await this.#inline.run(({ signal: jobSignal }) => inlineWork(job, jobSignal), { signal });
     } catch (error) {
       if (error instanceof ExecutionTimeout) return 124;
+      if (signal.aborted) return 130; // the worker is stopping; no DONE is sent for this job
       throw error;
     }
   }
@@ -143,7 +148,7 @@ export class JobRunner {
 async function inlineWork(job: JobSpec, signal: AbortSignal): Promise<number> {
   switch (job.kind) {
     case "ok":
-      await sleep(1 + (job.n % 4), { signal });
+      await sleep(job.n % 3, { signal });
       createHash("sha256").update(`${job.attrPath} ${job.n}`).digest("hex");
       return 0;
     case "fail":

@@ -71,7 +71,7 @@ export function formatSummary(report: Report): string {
   }
   rows.push(
     ["total", "wall time", seconds(report.wallMs)],
-    ["", "throughput", `${report.jobsPerSecond.toFixed(1)} jobs/s`],
+    ["", "throughput (slow jobs included)", `${report.jobsPerSecond.toFixed(1)} jobs/s`],
   );
   const header: [string, string, string] = ["stage", "figure", "value"];
   const widths = [0, 1, 2].map((i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)));
