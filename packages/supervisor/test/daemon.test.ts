@@ -360,6 +360,25 @@ describe("following fetcher files", () => {
     expect(rows(sup)).toEqual([]);
   });
 
+  it("answers commands during a large ingest, which commits in bounded batches", async () => {
+    const p = paths();
+    const { sup } = await daemon(p);
+    const batches: number[] = [];
+    sup.on("ingest", (e) => batches.push(e.lines));
+    const staging = join(p.root, "big.txt");
+    let text = "";
+    for (let i = 0; i < 100_000; i++) text += `pkg${String(i).padStart(6, "0")} 1.${i} 1.${i + 1}\n`;
+    writeFileSync(staging, text);
+    renameSync(staging, join(p.fetchersDir, "big.1.txt"));
+    await waitFor(() => batches.length > 0, 20_000, "the first batch");
+    const reply = await exchange(p.socket, "READY\n");
+    expect(reply).toMatch(/^JOB pkg\d{6} /);
+    expect(batches.reduce((a, b) => a + b, 0)).toBeLessThan(100_000);
+    await waitFor(() => sup.stats().linesIngested === 100_000, 60_000, "the whole file");
+    expect(Math.max(...batches)).toBeLessThanOrEqual(2_000 + 65_536 / 10);
+    expect(runs(sup)).toEqual([{ fetcher: "big", runStarted: 1, isComplete: true }]);
+  }, 90_000);
+
   it("reads a .part again from the start when it shrinks below the offset, with a warning", async () => {
     const p = paths();
     const part = join(p.fetchersDir, "f.1.txt.part");
@@ -451,6 +470,25 @@ describe("storage failures and readers (D10, D12)", () => {
       runStarted: 1,
       isComplete: true,
     });
+  });
+});
+
+describe("a vanished fetcher directory (D12)", () => {
+  it("logs an error and keeps serving the queue", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\n");
+    const { sup, logger } = await daemon(p);
+    rmSync(p.fetchersDir, { recursive: true });
+    await waitFor(
+      () => logger.lines.some((l) => l.level === "error" && l.msg.includes("disappeared")),
+      10_000,
+      "the error",
+    );
+    await waitFor(() => runs(sup).length === 0, 10_000, "the runs of the vanished files to go");
+    sup.storage.upsertFetcherRun("manual", 1, true);
+    sup.storage.enqueue("manual", 1, [["m", "1"]]);
+    expect(await exchange(p.socket, "READY\n")).toBe("JOB m 1\n");
+    expect(sup.listenerCount("error")).toBe(0);
   });
 });
 

@@ -1,0 +1,66 @@
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { tempDir } from "../test/helpers.js";
+import { runCommandJob } from "./command-job.js";
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+function dir(): string {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  return t.dir;
+}
+
+const job = { attrPath: "pkg", payload: " 1.0  1.1 " };
+
+describe("runCommandJob", () => {
+  it("appends the attr path and the non-empty payload fields, sets the environment, returns the exit status", async () => {
+    const d = dir();
+    const out = join(d, "out");
+    const code = await runCommandJob(job, {
+      command: "sh",
+      args: [
+        "-c",
+        `printf '%s|' "$@" "$X_SUPERVISOR_ATTR_PATH" "$X_SUPERVISOR_PAYLOAD" > ${out}; exit 7`,
+        "sh",
+      ],
+    });
+    expect(code).toBe(7);
+    expect(readFileSync(out, "utf8")).toBe("pkg|1.0|1.1|pkg| 1.0  1.1 |");
+  });
+
+  it("reports 127 for a missing command, 126 for one that cannot be executed, 128+n for a signal", async () => {
+    const d = dir();
+    expect(await runCommandJob(job, { command: join(d, "missing"), args: [] })).toBe(127);
+    const notExecutable = join(d, "plain");
+    writeFileSync(notExecutable, "echo hi\n");
+    chmodSync(notExecutable, 0o644);
+    expect(await runCommandJob(job, { command: notExecutable, args: [] })).toBe(126);
+    expect(await runCommandJob(job, { command: "sh", args: ["-c", "kill -TERM $$", "sh"] })).toBe(143);
+  });
+
+  it("reports 124 when the time limit stops the command, 125 when the memory limit does", async () => {
+    const started = Date.now();
+    expect(
+      await runCommandJob(job, { command: "sh", args: ["-c", "sleep 30", "sh"], timeoutSeconds: 0.3 }),
+    ).toBe(124);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    const hog = "const a = []; setInterval(() => a.push(Buffer.alloc(8e6, 1)), 5);";
+    expect(
+      await runCommandJob(job, { command: process.execPath, args: ["-e", hog], maxMemoryKiB: 80 * 1024 }),
+    ).toBe(125);
+  });
+
+  it("on abort sends SIGTERM to the command's group", async () => {
+    const controller = new AbortController();
+    const started = Date.now();
+    const running = runCommandJob(job, { command: "sh", args: ["-c", "sleep 30", "sh"] }, controller.signal);
+    setTimeout(() => controller.abort(), 200);
+    expect(await running).toBe(143);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
