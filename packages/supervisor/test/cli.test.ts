@@ -163,6 +163,7 @@ describe("x-supervisor worker", () => {
 printf '%s|%s|%s\\n' "$*" "$X_SUPERVISOR_ATTR_PATH" "$X_SUPERVISOR_PAYLOAD" >> "${p.root}/out"
 case "$2" in
   slow) echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
+  stubborn) trap '' TERM INT; echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
   fail) exit 3 ;;
 esac
 `,
@@ -244,5 +245,32 @@ esac
     expect(row).toEqual({ finished: null });
     expect(await runCli(["worker", p.socket]).exited).toBe(64);
     expect(await runCli(["worker", p.socket, "--timeout", "soon", "--", "true"]).exited).toBe(64);
+  });
+
+  it("on a second SIGTERM kills the command's process group and exits 143", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "stubborn 0 1\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
+    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the stubborn job");
+    const pid = Number(readFileSync(join(p.root, "slow.pid"), "utf8"));
+    worker.child.kill("SIGTERM");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(143);
+    await waitFor(
+      () => {
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      10_000,
+      "the group to be killed",
+    );
   });
 });
