@@ -112,18 +112,15 @@ export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number>
     }
     return Number(text.split(" ")[1]) * pageSize();
   }
-  return import("pidusage").then(
-    ({ default: pidusage }) =>
-      pidusage(pid, { maxage: 0 }).then(
-        (stat) => stat.memory,
-        (error: unknown) => {
-          if (isCode(error, "ENOENT") || !isAlive(pid)) throw new ProcessGone(pid);
-          throw error;
-        },
-      ),
-    (error: unknown) => {
-      throw error;
-    },
+  // pidusage keeps a short per-pid history (its default); { maxage: 0 } makes it loop on Linux until EMFILE
+  return import("pidusage").then(({ default: pidusage }) =>
+    pidusage(pid).then(
+      (stat) => stat.memory,
+      (error: unknown) => {
+        if (isCode(error, "ENOENT") || !isAlive(pid)) throw new ProcessGone(pid);
+        throw error;
+      },
+    ),
   );
 }
 

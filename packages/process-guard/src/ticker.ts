@@ -15,12 +15,16 @@ export interface Tickable {
 class Ticker {
   readonly #members = new Set<Tickable>();
   #timer: NodeJS.Timeout | undefined;
+  #lastTick = 0;
 
   constructor(readonly interval: number) {}
 
   add(member: Tickable): void {
     this.#members.add(member);
-    if (this.#timer === undefined) {
+    // a timer that stopped ticking (created under fake timers that are gone) is replaced
+    if (this.#timer === undefined || clock() - this.#lastTick > this.interval * 4 + 1000) {
+      clearInterval(this.#timer);
+      this.#lastTick = clock();
       this.#timer = setInterval(this.#tick, this.interval);
       this.#timer.unref();
     }
@@ -38,6 +42,7 @@ class Ticker {
     }
     ticks.pass++;
     const now = clock();
+    this.#lastTick = now;
     for (const member of this.#members) {
       try {
         member.tick(now);

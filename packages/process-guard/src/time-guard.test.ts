@@ -1,0 +1,338 @@
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it, vi } from "vitest";
+import { busy, delay } from "../test/helpers.js";
+import { ExecutionTimeout } from "./errors.js";
+import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
+
+/** A fast guard for tests: 100 ms limit, 100 ms between levels, checked every 10 ms. */
+function fastGuard(extra: Parameters<typeof timeGuard>[0] = {}) {
+  const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkInterval: 10, ...extra });
+  const events: { at: number; event: InterruptEvent<ExecutionTimeout> }[] = [];
+  const warnings: WarningEvent<ExecutionTimeout>[] = [];
+  const started = performance.now();
+  guard.on("interrupt", (event) => events.push({ at: performance.now() - started, event }));
+  guard.on("warning", (event) => warnings.push(event));
+  return { guard, events, warnings, started };
+}
+
+describe("TimeGuard.run", () => {
+  it("resolves with the task's value and rejects with its error unchanged", async () => {
+    const guard = timeGuard();
+    await expect(guard.run(async () => 42)).resolves.toBe(42);
+    await expect(guard.run(() => "sync")).resolves.toBe("sync");
+    const failure = new Error("boom");
+    await expect(guard.run(async () => Promise.reject(failure))).rejects.toBe(failure);
+  });
+
+  it("never throws synchronously: a synchronous throw and bad options reject", async () => {
+    const guard = timeGuard();
+    const failure = new TypeError("sync");
+    const result = guard.run(() => {
+      throw failure;
+    });
+    await expect(result).rejects.toBe(failure);
+    await expect(guard.run(async () => 1, { signal: "nope" } as never)).rejects.toMatchObject({
+      code: "ERR_X_GUARD_OPTIONS",
+    });
+    await expect(guard.run(async () => 1, { timeout: 1 } as never)).rejects.toMatchObject({
+      code: "ERR_X_GUARD_OPTIONS",
+    });
+  });
+
+  it("aborts the task's signal at the timeout with an ExecutionTimeout as reason", async () => {
+    const { guard, events } = fastGuard();
+    let signal!: AbortSignal;
+    const started = performance.now();
+    const abortedAfter = await guard.run(async (ctx) => {
+      signal = ctx.signal;
+      expect(signal.aborted).toBe(false);
+      await once(signal, "abort");
+      return performance.now() - started;
+    });
+    expect(abortedAfter).toBeGreaterThanOrEqual(99);
+    expect(abortedAfter).toBeLessThan(1_000);
+    expect(signal.reason).toBeInstanceOf(ExecutionTimeout);
+    expect(signal.reason).toMatchObject({ code: "ERR_X_GUARD_TIMEOUT", level: 0, limit: 100 });
+    expect(signal.reason.elapsed).toBeGreaterThanOrEqual(100);
+    expect(events[0]!.event.error).toBe(signal.reason); // the level-0 error is the reason itself
+  });
+
+  it("rejects with the guard's error when the task passes its signal down (AbortError mapping)", async () => {
+    const { guard } = fastGuard();
+    const viaTimers = guard.run(({ signal }) => sleep(5_000, undefined, { signal }));
+    await expect(viaTimers).rejects.toBeInstanceOf(ExecutionTimeout);
+    const viaOnce = guard.run(({ signal }) => once(new EventTarget(), "never", { signal }));
+    await expect(viaOnce).rejects.toBeInstanceOf(ExecutionTimeout);
+    // an AbortError whose cause is not the reason stays as it is
+    const other = new DOMException("other", "AbortError");
+    const unrelated = guard.run(async ({ signal }) => {
+      await once(signal, "abort");
+      throw other;
+    });
+    await expect(unrelated).rejects.toBe(other);
+  });
+
+  it("escalates through levels 0, 1, 2 at timeout + n·grace, then sends nothing more", async () => {
+    const { guard, events, warnings } = fastGuard();
+    const result = guard.run(async ({ signal }) => {
+      await once(signal, "abort");
+      await delay(450); // ignore the interrupt: the ladder goes on
+      return "finished late";
+    });
+    await expect(result).resolves.toBe("finished late"); // run() settles with the task, never earlier
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+    events.forEach(({ at, event }, level) => {
+      expect(event.error).toBeInstanceOf(ExecutionTimeout);
+      expect(event.error.level).toBe(level);
+      expect(event.error.elapsed).toBeGreaterThanOrEqual(100 + level * 100);
+      expect(at).toBeGreaterThanOrEqual(99 + level * 100);
+      expect(at).toBeLessThan(100 + level * 100 + 800);
+    });
+    expect(new Set(events.map((e) => e.event.error)).size).toBe(3);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.level).toBe(2);
+    expect(warnings[0]!.error).toBe(events[2]!.event.error);
+    expect(warnings[0]!.message).toContain("nothing to our own process (allowProcessSignals is false)");
+    expect(warnings[0]!.message).not.toContain("TERM signal");
+  });
+
+  it("does not act synchronously: even timeout 0 starts the task with a live signal", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 0 });
+    const seen: boolean[] = [];
+    const result = guard.run(async ({ signal }) => {
+      seen.push(signal.aborted);
+      await Promise.resolve();
+      seen.push(signal.aborted);
+      await once(signal, "abort");
+    });
+    expect(events).toHaveLength(0);
+    await result;
+    expect(seen).toEqual([false, false]);
+    expect(events[0]!.event.level).toBe(0);
+  });
+
+  it("lets a task that catches the interrupt resolve normally (as the seed)", async () => {
+    const { guard } = fastGuard();
+    const result = await guard.run(async ({ signal }) => {
+      try {
+        await sleep(5_000, undefined, { signal });
+        return "not reached";
+      } catch (error) {
+        if (error instanceof Error && error.cause instanceof ExecutionTimeout) return "timed out";
+        throw error;
+      }
+    });
+    expect(result).toBe("timed out");
+  });
+
+  it("restarts on progress(): no level 0 earlier than timeout after the last call", async () => {
+    const { guard, events } = fastGuard();
+    const result = await guard.run(async ({ signal, progress }) => {
+      for (let i = 0; i < 8; i++) {
+        await delay(40);
+        progress();
+      }
+      return signal.aborted;
+    });
+    expect(result).toBe(false);
+    expect(events).toHaveLength(0);
+  });
+
+  it("resets the ladder on progress: a new full timeout, then level 0 again; the signal stays aborted", async () => {
+    const { guard, events } = fastGuard({ gracePeriodMs: 200 });
+    let firstReason: unknown;
+    await guard.run(async ({ signal, progress }) => {
+      await once(signal, "abort");
+      firstReason = signal.reason;
+      const restarted = performance.now();
+      progress();
+      await new Promise<void>((resolve) => guard.once("interrupt", () => resolve()));
+      expect(performance.now() - restarted).toBeGreaterThanOrEqual(99);
+      expect(signal.reason).toBe(firstReason);
+    });
+    expect(events.map((e) => e.event.level)).toEqual([0, 0]);
+    expect(events[1]!.event.error).not.toBe(firstReason);
+  });
+
+  it("ignores progress() after level 2", async () => {
+    const { guard, events } = fastGuard({ gracePeriodMs: 10 });
+    await guard.run(async ({ progress }) => {
+      await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
+      progress();
+      await delay(250);
+    });
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+  });
+
+  it("measures each level from the restart: a late check sends every level that is due", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 50, gracePeriodMs: 50 });
+    await guard.run(async ({ signal }) => {
+      busy(260); // the event loop is stuck past all three deadlines
+      await once(signal, "abort");
+      await delay(20);
+    });
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+    const spread = events[2]!.at - events[0]!.at;
+    expect(spread).toBeLessThan(50); // sent at the same check, not pushed back by level 0's lateness
+    events.forEach(({ event }, level) => {
+      expect(event.error.elapsed).toBeGreaterThanOrEqual(50 + level * 50);
+    });
+  });
+
+  it("aborts with an external signal's reason: no ladder, no event", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 10_000 });
+    const controller = new AbortController();
+    const reason = new Error("caller gave up");
+    const result = guard.run(({ signal }) => sleep(5_000, undefined, { signal }), {
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(result).rejects.toBe(reason);
+    expect(events).toHaveLength(0);
+    // an already aborted signal aborts the task at once
+    await expect(
+      guard.run(({ signal }) => signal.reason, { signal: AbortSignal.abort("early") }),
+    ).resolves.toBe("early");
+  });
+
+  it("with interruptType exception, levels 1 and 2 are events only", async () => {
+    const listener = vi.fn();
+    process.on("SIGINT", listener);
+    try {
+      const { guard, events, warnings } = fastGuard({ interruptType: "exception", gracePeriodMs: 30 });
+      await guard.run(async ({ signal }) => {
+        await once(signal, "abort");
+        await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
+      });
+      expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+      expect(events.map((e) => e.event.action)).toEqual([
+        "aborted the signal",
+        expect.stringContaining("nothing more"),
+        expect.stringContaining("nothing more"),
+      ]);
+      expect(warnings[0]!.message).toContain("nothing more");
+      expect(listener).not.toHaveBeenCalled();
+    } finally {
+      process.off("SIGINT", listener);
+    }
+  });
+
+  it("never signals our own process unless allowProcessSignals", async () => {
+    const listener = vi.fn();
+    process.on("SIGINT", listener);
+    process.on("SIGTERM", listener);
+    try {
+      const { guard, events } = fastGuard({ interruptType: "signal", gracePeriodMs: 30, sendKill: true });
+      await guard.run(async () => {
+        await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
+      });
+      expect(events.map((e) => e.event.action)).toEqual([
+        "aborted the signal; sent nothing to our own process (allowProcessSignals is false)",
+        "sent nothing to our own process (allowProcessSignals is false)",
+        "sent nothing to our own process (allowProcessSignals is false)",
+      ]);
+      await delay(50);
+      expect(listener).not.toHaveBeenCalled();
+    } finally {
+      process.off("SIGINT", listener);
+      process.off("SIGTERM", listener);
+    }
+  });
+
+  it("catches and logs a listener's exception; the ladder goes on and nothing crashes", async () => {
+    const logged: unknown[] = [];
+    const logger = { debug() {}, info() {}, warn() {}, error: (fields: unknown) => logged.push(fields) };
+    const { guard, events } = fastGuard({ gracePeriodMs: 30, logger });
+    guard.prependListener("interrupt", () => {
+      throw new Error("listener bug");
+    });
+    guard.on("interrupt", async () => {
+      throw new Error("async listener bug");
+    });
+    await guard.run(async () => {
+      await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
+    });
+    await delay(10);
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+    expect(logged).toHaveLength(6);
+  });
+
+  it("ends at once when the task settles: no action, no event, the signal never aborts", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 30 });
+    let signal!: AbortSignal;
+    await guard.run(({ signal: s }) => {
+      signal = s;
+      return "quick";
+    });
+    expect(guard.active.size).toBe(0);
+    await delay(150);
+    expect(signal.aborted).toBe(false);
+    expect(events).toHaveLength(0);
+  });
+});
+
+describe("concurrency and nesting", () => {
+  it("runs any number of activations of one guard at once, each with its own clock", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 120 });
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        guard.run(async ({ signal, progress }) => {
+          if (i % 2 === 0) {
+            for (let n = 0; n < 5; n++) {
+              await delay(40);
+              progress();
+            }
+            return signal.aborted ? "aborted" : "ok";
+          }
+          await once(signal, "abort");
+          return "interrupted";
+        }),
+      ),
+    );
+    expect(results.filter((r) => r === "ok")).toHaveLength(25);
+    expect(results.filter((r) => r === "interrupted")).toHaveLength(25);
+    expect(events.filter((e) => e.event.level === 0)).toHaveLength(25);
+    expect(guard.active.size).toBe(0);
+  });
+
+  it("links a nested activation to the enclosing one: it aborts with the outer error, without its own event", async () => {
+    const outer = fastGuard({ timeoutMs: 60 });
+    const inner = fastGuard({ timeoutMs: 10_000 });
+    let innerSignal!: AbortSignal;
+    const result = outer.guard.run(() =>
+      inner.guard.run(async ({ signal }) => {
+        innerSignal = signal;
+        await once(signal, "abort");
+        return signal.reason;
+      }),
+    );
+    const reason = await result;
+    expect(reason).toBeInstanceOf(ExecutionTimeout);
+    expect(reason).toBe(outer.events[0]!.event.error);
+    expect(inner.events).toHaveLength(0);
+    expect(innerSignal.reason).toBe(reason);
+  });
+
+  it("nests the same guard and recursion of a wrapped function", async () => {
+    const guard = timeGuard({ timeoutMs: 10_000, checkInterval: 10 });
+    const depth = guard.wrap(
+      async (n: number): Promise<number> => (n === 0 ? guard.active.size : depth(n - 1)),
+    );
+    await expect(depth(5)).resolves.toBe(6);
+    expect(guard.active.size).toBe(0);
+  });
+
+  it("removes the link when the inner activation ends", async () => {
+    const outer = fastGuard({ timeoutMs: 80 });
+    const inner = timeGuard({ timeoutMs: 10_000 });
+    let innerSignal!: AbortSignal;
+    await outer.guard.run(async ({ signal }) => {
+      await inner.run(async ({ signal: s }) => {
+        innerSignal = s;
+      });
+      await once(signal, "abort");
+    });
+    expect(innerSignal.aborted).toBe(false);
+  });
+});

@@ -1,0 +1,281 @@
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parseGuardArgs, runGuardCommand } from "../src/command.js";
+import { isAlive } from "../src/process-info.js";
+import { delay, signalLogger, startTs } from "./helpers.js";
+
+const cli = new URL("../src/cli.ts", import.meta.url).pathname;
+const node = process.execPath;
+const xGuard = (args: string[], input?: string) => startTs(cli, args, input === undefined ? {} : { input });
+const run = (args: string[], input?: string) => xGuard(args, input).done;
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "x-guard-cli-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs x-guard in this process (parsing and usage only), capturing what it writes. */
+async function inProcess(args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await runGuardCommand(args);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+describe("x-guard: usage", () => {
+  it("prints usage on stdout and exits 0 for --help", async () => {
+    const { code, stdout, stderr } = await run(["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Usage: x-guard");
+    expect(stdout).toContain("--max-memory SIZE");
+    expect(stderr).toBe("");
+    expect((await inProcess(["-h"])).stdout).toBe(stdout);
+  });
+
+  it("exits 64 with usage on stderr for a bad command line", async () => {
+    const { code, stdout, stderr } = await run(["--nope", "--", "true"]);
+    expect(code).toBe(64);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("x-guard: unknown option --nope");
+    expect(stderr).toContain("Usage: x-guard");
+  });
+
+  it.each([
+    [[], "give --timeout or --max-memory"],
+    [["--timeout", "5"], "no command given"],
+    [["--", "true"], "give --timeout or --max-memory"],
+    [["--timeout", "abc", "--", "true"], 'invalid duration: "abc"'],
+    [["--timeout", "-1", "--", "true"], 'invalid duration: "-1"'],
+    [["--max-memory", "5T", "--", "true"], 'invalid size: "5T"'],
+    [["--timeout"], "option --timeout needs a value"],
+    [["--send-kill=yes", "--timeout", "1", "--", "true"], "option --send-kill takes no value"],
+  ])("exits 64 for %j: %s", async (args, message) => {
+    const { code, stdout, stderr } = await inProcess(args);
+    expect(code).toBe(64);
+    expect(stdout).toBe("");
+    expect(stderr).toContain(message);
+    expect(stderr).toContain("Usage: x-guard");
+  });
+
+  it("parses options first; -- or the first non-option starts the command", () => {
+    expect(
+      parseGuardArgs(["--timeout=1.5m", "--grace", "2", "--max-memory", "1.5GiB", "ls", "--timeout", "x"]),
+    ).toEqual({
+      timeout: 90,
+      grace: 2,
+      maxMemoryBytes: 1.5 * 1024 ** 3,
+      sendKill: false,
+      progressOnOutput: false,
+      help: false,
+      command: ["ls", "--timeout", "x"],
+    });
+    expect(parseGuardArgs(["--send-kill", "--progress-on-output", "--", "-x"])).toMatchObject({
+      sendKill: true,
+      progressOnOutput: true,
+      command: ["-x"],
+    });
+    for (const size of ["1G", "1024M", "1048576K", "1073741824", "1gb", "1GiB"]) {
+      expect(parseGuardArgs(["--max-memory", size]).maxMemoryBytes).toBe(1024 ** 3);
+    }
+  });
+});
+
+describe("x-guard: exit status", () => {
+  it("is the command's own, and the command gets stdin and arguments untouched", async () => {
+    expect((await run(["--timeout", "5", "--", "sh", "-c", "exit 7"])).code).toBe(7);
+    const echoed = await run(["--timeout=5", "cat"], "hello\n");
+    expect(echoed).toMatchObject({ code: 0, stdout: "hello\n" });
+    const args = await run(["--timeout", "5", "--", "sh", "-c", 'echo "$@"', "sh", "--timeout", "x", "--"]);
+    expect(args.stdout).toBe("--timeout x --\n");
+  });
+
+  // sh starts in a few ms, so the limits can be short; the loop handles traps between sleeps
+  const trapping = (onTerm: string) =>
+    `trap "echo INT" INT; trap "${onTerm}" TERM; echo ready; while :; do sleep 0.05; done`;
+
+  it("is 124 when the time limit stopped the command, however it then ended, with a line per level", async () => {
+    const result = await run([
+      "--timeout",
+      "0.5",
+      "--grace",
+      "1",
+      "--",
+      "sh",
+      "-c",
+      trapping("echo TERM; exit 5"),
+    ]);
+    expect(result.code).toBe(124);
+    expect(result.stdout).toBe("ready\nINT\nTERM\n");
+    // (sh itself may report its `sleep` as "Terminated")
+    const lines = result.stderr.split("\n").filter((line) => line.startsWith("x-guard:"));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^x-guard: time limit reached \(level 0\): SIGINT to process group \d+ \[/);
+    expect(lines[1]).toMatch(/^x-guard: time limit reached \(level 1\): SIGTERM to process group \d+ \[/);
+    const quits = await run([
+      "--timeout",
+      "0.5",
+      "--",
+      "sh",
+      "-c",
+      "trap 'exit 0' INT; while :; do sleep 0.05; done",
+    ]);
+    expect(quits.code).toBe(124);
+  });
+
+  it("takes timeout(1)'s suffixes and sends SIGTERM twice, or SIGKILL last with --send-kill", async () => {
+    const result = await run([
+      "--timeout",
+      "0.01m",
+      "--grace",
+      "0.2s",
+      "--send-kill",
+      "--",
+      "sh",
+      "-c",
+      trapping("echo TERM"),
+    ]);
+    expect(result.code).toBe(124);
+    expect(result.stdout).toBe("ready\nINT\nTERM\n");
+    expect(result.stderr).toMatch(/\(level 1\): SIGTERM to process group/);
+    expect(result.stderr).toMatch(/\(level 2\): SIGKILL to process group/);
+  });
+
+  it("is 125 when the memory limit stopped the command (tree of the command)", async () => {
+    const result = await run([
+      "--max-memory",
+      "64M",
+      "--timeout",
+      "30",
+      "--",
+      node,
+      signalLogger,
+      "--allocate-mb",
+      "128",
+      "--exit-on",
+      "SIGINT",
+    ]);
+    expect(result.code).toBe(125);
+    expect(result.stderr).toMatch(/^x-guard: memory limit exceeded \(level 0\): SIGINT to process group \d+/);
+  });
+
+  it("is 128 + n when the command died of a signal x-guard did not send", async () => {
+    expect((await run(["--timeout", "5", "--", "sh", "-c", "kill -USR1 $$"])).code).toBe(138);
+  });
+
+  it("is 127 for a command that is not found and 126 for one that cannot be run", async () => {
+    const missing = await run(["--timeout", "5", "--", "no-such-command-x-guard"]);
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toContain("no-such-command-x-guard: command not found");
+    const notExecutable = join(dir, "plain.txt");
+    await writeFile(notExecutable, "echo hi\n");
+    await chmod(notExecutable, 0o644);
+    for (const command of [dir, notExecutable]) {
+      const result = await run(["--timeout", "5", "--", command]);
+      expect(result.code).toBe(126);
+      expect(result.stderr).toContain("cannot run");
+    }
+  });
+
+  it("lets a command within a generous memory limit finish", async () => {
+    expect((await run(["--max-memory", "1G", "--", "true"])).code).toBe(0);
+  });
+});
+
+describe("x-guard: --progress-on-output", () => {
+  const chatty = [
+    node,
+    "-e",
+    "let n = 0; const t = setInterval(() => { process.stdout.write('line ' + n + '\\n'); process.stderr.write('e'); if (++n === 8) clearInterval(t); }, 200);",
+  ];
+
+  it("restarts the time limit on every chunk and copies the output byte for byte", async () => {
+    const result = await run(["--timeout", "0.6", "--progress-on-output", "--", ...chatty]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(Array.from({ length: 8 }, (_, n) => `line ${n}\n`).join(""));
+    expect(result.stderr).toBe("eeeeeeee");
+  });
+
+  it("without it the same command times out", async () => {
+    expect((await run(["--timeout", "0.6", "--", ...chatty])).code).toBe(124);
+  });
+});
+
+describe("x-guard: signals", () => {
+  it("forwards SIGTERM to the command's group and exits with the command's status", async () => {
+    const guard = xGuard(["--timeout", "30", "--", node, signalLogger]);
+    await waitForOutput(guard, '"ready":true');
+    guard.child.kill("SIGTERM");
+    const result = await guard.done;
+    expect(result.stdout).toContain('"signal":"SIGTERM"');
+    expect(result.code).toBe(3);
+  });
+
+  it("gives 128 + n when the command dies of the forwarded signal", async () => {
+    const guard = xGuard(["--timeout", "30", "--", "sh", "-c", "echo started; exec sleep 30"]);
+    await waitForOutput(guard, "started");
+    guard.child.kill("SIGINT");
+    expect((await guard.done).code).toBe(130);
+  });
+
+  it("sends SIGKILL on a second signal", async () => {
+    const guard = xGuard(["--timeout", "30", "--", node, signalLogger, "--ignore"]);
+    await waitForOutput(guard, '"ready":true');
+    guard.child.kill("SIGINT");
+    await waitForOutput(guard, '"signal":"SIGINT"');
+    guard.child.kill("SIGTERM");
+    const result = await guard.done;
+    expect(result.code).toBe(137);
+  });
+
+  it("sweeps the group after the command exits, so its background jobs do not outlive it", async () => {
+    // node needs a few hundred ms to start under load: a limit that leaves room for its handlers
+    const result = await run([
+      "--timeout",
+      "3",
+      "--",
+      node,
+      signalLogger,
+      "--grandchild",
+      "--exit-on",
+      "SIGINT",
+    ]);
+    expect(result.code).toBe(124);
+    const pids = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.ready)
+      .map((entry) => entry.pid as number);
+    expect(pids).toHaveLength(2);
+    await delay(100);
+    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+  });
+});
+
+function waitForOutput(guard: ReturnType<typeof xGuard>, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = "";
+    guard.child.stdout!.on("data", (chunk) => {
+      seen += chunk;
+      if (seen.includes(text)) resolve();
+    });
+  });
+}

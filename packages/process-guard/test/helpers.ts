@@ -1,0 +1,148 @@
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
+export const packageDir = fileURLToPath(new URL("../", import.meta.url));
+export const signalLogger = `${fixtures}signal-logger.mjs`;
+
+/** One JSON line a fixture printed, with the test's own arrival time (ms since `started`). */
+export interface Entry {
+  at: number;
+  t: number;
+  pid: number;
+  signal?: string;
+  message?: { type: string; reason: string; level: number };
+  ready?: boolean;
+  [key: string]: unknown;
+}
+
+/** A child process whose JSON stdout lines are collected as they arrive. */
+export interface Logged {
+  child: ChildProcess;
+  entries: Entry[];
+  started: number;
+  /** Resolves with the first entry matching `test`. */
+  waitFor(test: (entry: Entry) => boolean, timeoutMs?: number): Promise<Entry>;
+}
+
+/** Starts `node signal-logger.mjs args` (or another fixture) and collects its log lines. */
+export function startLogger(args: string[] = [], options: SpawnOptions = {}, script = signalLogger): Logged {
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+    ...options,
+  });
+  return collect(child);
+}
+
+/** Collects the JSON lines of `child.stdout`. */
+export function collect(child: ChildProcess): Logged {
+  const started = performance.now();
+  const entries: Entry[] = [];
+  const waiters = new Set<() => void>();
+  let buffer = "";
+  child.stdout?.setEncoding("utf8");
+  child.stdout?.on("data", (chunk: string) => {
+    buffer += chunk;
+    let nl = buffer.indexOf("\n");
+    while (nl !== -1) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      nl = buffer.indexOf("\n");
+      try {
+        entries.push({ ...JSON.parse(line), at: performance.now() - started });
+      } catch {
+        entries.push({ at: performance.now() - started, t: 0, pid: 0, text: line });
+      }
+      for (const waiter of waiters) waiter();
+    }
+  });
+  const waitFor = (test: (entry: Entry) => boolean, timeoutMs = 10_000) =>
+    new Promise<Entry>((resolve, reject) => {
+      const check = () => {
+        const found = entries.find(test);
+        if (found) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`no matching entry within ${timeoutMs} ms; got ${JSON.stringify(entries)}`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  return { child, entries, started, waitFor };
+}
+
+/** Resolves once the child has exited. */
+export function exited(child: ChildProcess): Promise<{ code: number | null; signal: string | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** Kills a child and, when it leads one, its process group; for test cleanup. */
+export function cleanup(child: ChildProcess | undefined): void {
+  if (child?.pid === undefined) return;
+  for (const pid of [-child.pid, child.pid]) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // not a group leader, or gone already
+    }
+  }
+}
+
+/** How a Node process ended, and what it printed. */
+export interface Finished {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts a TypeScript module file in a fresh Node process (tsx, @x/source condition). */
+export function startTs(
+  file: string,
+  args: string[] = [],
+  options: SpawnOptions & { input?: string } = {},
+): { child: ChildProcess; done: Promise<Finished> } {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@x/source", file, ...args], {
+    cwd: packageDir,
+    stdio: ["pipe", "pipe", "pipe"],
+    ...options,
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  else child.stdin?.end();
+  const done = new Promise<Finished>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+/** Runs a TypeScript module file in a fresh Node process and resolves when it has ended. */
+export function runTs(file: string, args: string[] = [], options: SpawnOptions & { input?: string } = {}) {
+  return startTs(file, args, options).done;
+}
+
+/** Sleeps `ms` (real timers). */
+export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Spins the event loop's thread for `ms`: synchronous work the guards cannot see until it ends. */
+export function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // spin
+  }
+}
