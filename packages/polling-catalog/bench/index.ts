@@ -1,0 +1,308 @@
+/**
+ * Benchmarks of @x/polling-catalog (see docs/benchmarks/polling-catalog.md). Prints one JSON line per figure,
+ * each with a baseline measured in the same run. RabbitMQ on loopback, the fake ERMrest in-process.
+ */
+import { setMaxListeners } from "node:events";
+import { sleep } from "@x/core";
+import amqp from "amqplib";
+import { PollingErmrestCatalog, type Row } from "../src/index.js";
+import { type FakeErmrest, startFakeErmrest } from "../src/testing/index.js";
+
+const amqpUrl = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
+const only = process.argv[2];
+
+function emit(figure: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify(figure)}\n`);
+}
+
+const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+let exchangeCount = 0;
+async function startFake(rows: Row[] = [], notices = true) {
+  const noticeExchange = `pc-bench-${process.pid}-${exchangeCount++}`;
+  const fake = await startFakeErmrest({
+    tables: { "S:Job": { key: ["id"], columns: ["state", "owner"], rows } },
+    ...(notices ? { amqpUrl, noticeExchange } : {}),
+  });
+  const catalog = (amqpServer = amqpUrl) =>
+    new PollingErmrestCatalog({
+      scheme: "http",
+      server: fake.server,
+      catalogId: fake.catalogId,
+      amqpServer,
+      noticeExchange,
+    });
+  const cleanup = async () => {
+    await fake.close();
+    const connection = await amqp.connect(amqpUrl);
+    await (await connection.createChannel()).deleteExchange(noticeExchange).catch(() => {});
+    await connection.close();
+  };
+  return { fake, catalog, noticeExchange, cleanup };
+}
+
+let nextId = 1;
+async function write(fake: FakeErmrest): Promise<number> {
+  const response = await fetch(`${fake.url}/entity/S:Job`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify([{ id: nextId++, state: "done" }]),
+  });
+  await response.text();
+  return performance.now();
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error("benchmark condition timed out");
+    await sleep(1);
+  }
+}
+
+/** Write completion → lookForWork call, `count` isolated writes, with an agent in the given mode. */
+async function latency(count: number, options: { notices: boolean; pollingSeconds: number }) {
+  const { fake, catalog, cleanup } = await startFake();
+  const deadBroker = "127.0.0.1:1";
+  const agent = catalog(options.notices ? amqpUrl : deadBroker);
+  const controller = new AbortController();
+  const calls: number[] = [];
+  const done = agent.blockingPoll(() => void calls.push(performance.now()), {
+    coalesceSeconds: 0.1,
+    pollingSeconds: options.pollingSeconds,
+    signal: controller.signal,
+  });
+  await waitUntil(() => calls.length === 1, 10_000);
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const before = calls.length;
+    // Isolated writes: start at a random phase, after the previous wake has settled.
+    await sleep(20 + Math.random() * 30);
+    const wroteAt = await write(fake);
+    await waitUntil(() => calls.length > before, 10_000 + options.pollingSeconds * 2_000);
+    latencies.push((calls[before] as number) - wroteAt);
+    if (options.notices) await sleep(30);
+  }
+  controller.abort();
+  await done;
+  await cleanup();
+  return latencies;
+}
+
+/** Raw amqplib: write completion → a plain consumer receives the notice. */
+async function rawNoticeLatency(count: number) {
+  const { fake, noticeExchange, cleanup } = await startFake();
+  const connection = await amqp.connect(amqpUrl);
+  const channel = await connection.createChannel();
+  const { queue } = await channel.assertQueue("", { exclusive: true });
+  await channel.bindQueue(queue, noticeExchange, "");
+  const received: number[] = [];
+  await channel.consume(queue, () => void received.push(performance.now()), { noAck: true });
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const before = received.length;
+    await sleep(5);
+    const wroteAt = await write(fake);
+    await waitUntil(() => received.length > before, 5_000);
+    latencies.push((received[before] as number) - wroteAt);
+  }
+  await connection.close();
+  await cleanup();
+  return latencies;
+}
+
+async function latencyFigures() {
+  const writes = 200;
+  const raw = await rawNoticeLatency(writes);
+  const notices = await latency(writes, { notices: true, pollingSeconds: 600 });
+  emit({
+    bench: "polling-catalog.latency-notices",
+    writes,
+    coalesceSeconds: 0.1,
+    p50Ms: round(percentile(notices, 50)),
+    p99Ms: round(percentile(notices, 99)),
+    maxMs: round(Math.max(...notices)),
+    targetP50Ms: 150,
+    targetP99Ms: 300,
+    baseline: "raw amqplib consumer of the same notice",
+    baselineP50Ms: round(percentile(raw, 50), 2),
+    baselineP99Ms: round(percentile(raw, 99), 2),
+    ratioP50: round(percentile(notices, 50) / percentile(raw, 50)),
+  });
+  const pollingWrites = 30;
+  const polling = await latency(pollingWrites, { notices: false, pollingSeconds: 1 });
+  emit({
+    bench: "polling-catalog.latency-polling-only",
+    writes: pollingWrites,
+    pollingSeconds: 1,
+    p50Ms: round(percentile(polling, 50)),
+    p99Ms: round(percentile(polling, 99)),
+    maxMs: round(Math.max(...polling)),
+    baseline: "the notice-driven agent above",
+    baselineP50Ms: round(percentile(notices, 50)),
+    ratioP50: round(percentile(polling, 50) / percentile(notices, 50)),
+  });
+}
+
+/** An idle agent threading its idle ETag: requests and bytes per polling period at the fake. */
+async function idleRun(caching: boolean, pollingSeconds: number, periods: number) {
+  const { fake, cleanup } = await startFake([{ id: 0, state: "done" }]);
+  const agent = new PollingErmrestCatalog({
+    scheme: "http",
+    server: fake.server,
+    catalogId: fake.catalogId,
+    amqpServer: amqpUrl,
+    noticeExchange: "unused-by-this-bench",
+    caching,
+  });
+  let idleEtag: string | null = null;
+  const lookForWork = async () => {
+    const result = await agent.stateChangeOnce(
+      "/entity/S:Job/state=queued",
+      "/attributegroup/S:Job/RID;state",
+      (row) => ({ RID: row.RID, state: "claimed" }),
+      idleEtag,
+    );
+    idleEtag = result.idleEtag;
+    return result.batch.length > 0;
+  };
+  const controller = new AbortController();
+  const done = agent.blockingPoll(lookForWork, {
+    pollingSeconds,
+    coalesceSeconds: 0,
+    signal: controller.signal,
+  });
+  await waitUntil(() => fake.requests.length === 1, 10_000);
+  const from = fake.requests.length;
+  await sleep(pollingSeconds * 1000 * periods + pollingSeconds * 500);
+  const seen = fake.requests.slice(from);
+  controller.abort();
+  await done;
+  await cleanup();
+  return { seen, bytes: 0 };
+}
+
+async function idleFigure() {
+  const pollingSeconds = 0.5;
+  const periods = 10;
+  const threaded = await idleRun(true, pollingSeconds, periods);
+  const uncached = await idleRun(false, pollingSeconds, periods);
+  emit({
+    bench: "polling-catalog.idle-cost",
+    pollingSeconds,
+    periods,
+    requestsPerPeriod: round(threaded.seen.length / periods, 2),
+    statuses: [...new Set(threaded.seen.map((r) => `${r.method} ${r.status}`))],
+    conditional: threaded.seen.every((r) => r.headers["if-none-match"] !== undefined),
+    target: "one conditional GET answered 304 per period, nothing else",
+    baseline: "the same agent with caching: false (full 200 answers)",
+    baselineRequestsPerPeriod: round(uncached.seen.length / periods, 2),
+    baselineStatuses: [...new Set(uncached.seen.map((r) => `${r.method} ${r.status}`))],
+  });
+}
+
+/** `agents` agents claim every queued row with blockingPoll and notices; counts claims and 412s. */
+async function claimRun(rowsCount: number, agents: number, limit: number) {
+  const rows = Array.from({ length: rowsCount }, (_, i) => ({ id: i + 1, state: "queued" }));
+  const { fake, catalog, cleanup } = await startFake(rows);
+  const controller = new AbortController();
+  setMaxListeners(agents + 10, controller.signal);
+  const claimed = new Map<string, number>();
+  let conflicts = 0;
+  const started = performance.now();
+  const polls = Array.from({ length: agents }, (_, a) => {
+    const agent = catalog();
+    agent.on("claimed", ({ batch }) => {
+      for (const [candidate] of batch)
+        claimed.set(candidate.RID as string, (claimed.get(candidate.RID as string) ?? 0) + 1);
+    });
+    let idleEtag: string | null = null;
+    const lookForWork = async () => {
+      try {
+        const result = await agent.stateChangeOnce(
+          `/entity/S:Job/state=queued?limit=${limit}`,
+          "/attributegroup/S:Job/RID;state,owner",
+          (row) => ({ RID: row.RID, state: "claimed", owner: `agent-${a}` }),
+          idleEtag,
+        );
+        idleEtag = result.idleEtag;
+        return result.batch.length > 0;
+      } catch (error) {
+        conflicts++;
+        throw error;
+      }
+    };
+    return agent.blockingPoll(lookForWork, { coalesceSeconds: 0.1, signal: controller.signal });
+  });
+  await waitUntil(() => claimed.size === rowsCount, 600_000);
+  const seconds = (performance.now() - started) / 1000;
+  controller.abort();
+  await Promise.all(polls);
+  const stored = fake.rows("S:Job");
+  const doubleClaims = [...claimed.values()].filter((n) => n > 1).length;
+  const unclaimed = stored.filter((row) => row.state !== "claimed").length;
+  const status412 = fake.requests.filter((r) => r.status === 412).length;
+  const requests = fake.requests.length;
+  await cleanup();
+  return { seconds, doubleClaims, unclaimed, status412, conflicts, requests };
+}
+
+/** One client, no contention: GET a page of queued rows and claim it with a guarded PUT, until none are left. */
+async function soloRun(rowsCount: number, limit: number) {
+  const rows = Array.from({ length: rowsCount }, (_, i) => ({ id: i + 1, state: "queued" }));
+  const { fake, catalog, cleanup } = await startFake(rows, false);
+  const client = catalog();
+  const started = performance.now();
+  let idleEtag: string | null = null;
+  for (;;) {
+    const result = await client.stateChangeOnce(
+      `/entity/S:Job/state=queued?limit=${limit}`,
+      "/attributegroup/S:Job/RID;state,owner",
+      (row) => ({ RID: row.RID, state: "claimed", owner: "solo" }),
+      idleEtag,
+    );
+    idleEtag = result.idleEtag;
+    if (result.batch.length === 0) break;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await fake.close();
+  await cleanup();
+  return seconds;
+}
+
+/**
+ * `?limit=1` with 20 agents is a thundering herd by design (every agent races for the same first row), so it
+ * costs about 20 requests per row: the default run uses 2 000 rows for it, `bench claim-full` 10 000.
+ */
+async function claimFigures(full: boolean) {
+  const agents = 20;
+  for (const limit of full ? [1] : [1, 100]) {
+    const rowsCount = limit === 1 && !full ? 2_000 : 10_000;
+    const run = await claimRun(rowsCount, agents, limit);
+    const solo = await soloRun(rowsCount, limit);
+    emit({
+      bench: `polling-catalog.claim-limit-${limit}`,
+      agents,
+      rows: rowsCount,
+      wallSeconds: round(run.seconds, 2),
+      rowsPerSecond: round(rowsCount / run.seconds, 0),
+      doubleClaims: run.doubleClaims,
+      unclaimedRows: run.unclaimed,
+      status412: run.status412,
+      httpRequests: run.requests,
+      baseline: "one client claiming alone (no contention, no notices)",
+      baselineRowsPerSecond: round(rowsCount / solo, 0),
+      ratio: round(solo / run.seconds, 2),
+    });
+  }
+}
+
+if (!only || only === "latency") await latencyFigures();
+if (!only || only === "idle") await idleFigure();
+if (!only || only === "claim") await claimFigures(false);
+if (only === "claim-full") await claimFigures(true);
