@@ -59,28 +59,25 @@ export async function runCommandJob(
   const handles: Array<WatchHandle> = [];
   if (child.pid !== undefined) {
     options.onSpawn?.(child.pid);
-    if (options.timeoutSeconds !== undefined) {
-      const guard = timeGuard({
-        timeout: options.timeoutSeconds,
-        interruptType: InterruptType.signal,
-        checkInterval: 100,
+    // The ladder goes to the whole group: SIGINT, then SIGTERM, then SIGKILL (a job must end eventually).
+    const ladder = { interruptType: InterruptType.signal, sendKill: true, checkInterval: 100 } as const;
+    const guards = [
+      options.timeoutSeconds === undefined
+        ? undefined
+        : { limit: "time" as const, guard: timeGuard({ timeout: options.timeoutSeconds, ...ladder }) },
+      options.maxMemoryKiB === undefined
+        ? undefined
+        : {
+            limit: "memory" as const,
+            guard: memGuard({ maxMemory: options.maxMemoryKiB, metric: "tree", ...ladder }),
+          },
+    ];
+    for (const entry of guards) {
+      if (entry === undefined) continue;
+      entry.guard.on("interrupt", () => {
+        firstLimit ??= entry.limit;
       });
-      guard.on("interrupt", () => {
-        firstLimit ??= "time";
-      });
-      handles.push(guard.watch(child));
-    }
-    if (options.maxMemoryKiB !== undefined) {
-      const guard = memGuard({
-        maxMemory: options.maxMemoryKiB,
-        metric: "tree",
-        interruptType: InterruptType.signal,
-        checkInterval: 100,
-      });
-      guard.on("interrupt", () => {
-        firstLimit ??= "memory";
-      });
-      handles.push(guard.watch(child));
+      handles.push(entry.guard.watch(child));
     }
   }
   const stop = () => stopChild(child, options.stopGraceSeconds ?? 15, handles);
