@@ -41,7 +41,7 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
     const left = deadline - Date.now();
     try {
       options.signal?.throwIfAborted();
-      return await amqp.connect(url.toString(), { timeout: Math.max(100, left) });
+      return await amqp.connect(url.toString(), { timeout: Math.max(100, left), noDelay: true });
     } catch (cause) {
       const delay = backoff.next();
       if (options.signal?.aborted || Date.now() + delay >= deadline)

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { connectBroker, declareExchanges, reconnectBackoff, type Topology, topology } from "./amqp.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions } from "./option-schemas.js";
-import { exchangeOf, splitItems } from "./routing.js";
+import { exchangeOf, splitItems, splitKeys } from "./routing.js";
 import type {
   DirectoryData,
   EntityType,
@@ -119,7 +119,8 @@ interface Message {
   id: string;
   exchange: string;
   routingKey: string;
-  body: Buffer;
+  /** Encodes the body when (re)published: a pending message holds references, not bytes. */
+  body: () => Buffer;
 }
 
 interface Call {
@@ -291,7 +292,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     const written = channel.publish(
       message.exchange,
       message.routingKey,
-      message.body,
+      message.body(),
       {
         mandatory: true,
         persistent: true,
@@ -318,11 +319,10 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     relation?: RelationType,
   ): Promise<boolean> {
     if (this.#closed) throw closedError("client", caller);
-    const groups = splitItems(caller, data, method, relation);
-    if (groups.size === 0) return true;
-    const exchange = this.#top.exchange(exchangeOf(method, relation ?? null));
-    const { batchSize } = this.#options;
+    const groups = this.#messages(caller, method, data, relation ?? null);
+    if (groups.length === 0) return true;
     const pending = new Map<string, Message>();
+    for (const message of groups) pending.set(message.id, message);
     let resolve!: (ok: boolean) => void;
     const done = new Promise<boolean>((r) => {
       resolve = r;
@@ -336,24 +336,41 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       timer: undefined,
       resolve,
     };
-    for (const [routingKey, items] of groups) {
-      for (let i = 0; i < items.length; i += batchSize) {
-        const id = randomUUID();
-        pending.set(id, {
-          id,
-          exchange,
-          routingKey,
-          body: encodeRequest(method, items.slice(i, i + batchSize)),
-        });
-      }
-      groups.set(routingKey, []);
-    }
     call.expected = pending.size;
     call.timeoutMs = Math.max(this.#waitMinMs, call.expected * this.#waitPerBatchMs);
     this.#calls.set(call.id, call);
     this.#arm(call);
     for (const message of [...pending.values()]) await this.#publish(call, message);
     return done;
+  }
+
+  /** Validates a write (all or nothing) and cuts each routing key's items into messages of `batchSize`. */
+  #messages(caller: string, method: WriteMethod, data: unknown, relation: RelationType | null): Message[] {
+    const exchange = this.#top.exchange(exchangeOf(method, relation));
+    const { batchSize } = this.#options;
+    const messages: Message[] = [];
+    const add = (routingKey: string, body: () => Buffer) =>
+      messages.push({ id: randomUUID(), exchange, routingKey, body });
+    if (data instanceof Map && method !== "relation_add") {
+      const map = data as Map<Sha1, unknown>;
+      for (const [routingKey, ids] of splitKeys(caller, map, method))
+        for (let i = 0; i < ids.length; i += batchSize) {
+          const slice = ids.slice(i, i + batchSize);
+          add(routingKey, () =>
+            encodeRequest(
+              method,
+              slice.map((id) => [id, map.get(id)]),
+            ),
+          );
+        }
+    } else {
+      for (const [routingKey, items] of splitItems(caller, data, method, relation))
+        for (let i = 0; i < items.length; i += batchSize) {
+          const slice = items.slice(i, i + batchSize);
+          add(routingKey, () => encodeRequest(method, slice));
+        }
+    }
+    return messages;
   }
 
   /** @inheritDoc */

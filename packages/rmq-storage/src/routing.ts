@@ -153,18 +153,36 @@ export function splitItems(
       add(pathId(checked), bytesKey(checked), [checked]);
     }
   } else if (data instanceof Map) {
-    const check = valueCheck(method);
-    // Map keys are distinct already: no need to remember them.
-    for (const [id, value] of data) {
-      checkSha1(caller, id);
-      check(caller, value);
-      const routing = prefix + (id as string)[0];
-      const list = out.get(routing);
-      if (list === undefined) out.set(routing, [[id, value]]);
-      else list.push([id, value]);
-    }
+    for (const [routing, ids] of splitKeys(caller, data, method))
+      out.set(
+        routing,
+        ids.map((id) => [id, data.get(id)]),
+      );
   } else {
     for (const id of checkIterable(caller, data)) add(checkSha1(caller, id), id as string, [id]);
+  }
+  return out;
+}
+
+/**
+ * For a `Map` write (content, directory, origin, revision): validates every entry and groups the keys by
+ * routing key, in first-seen order, without making an array per item (the client holds big calls this way).
+ */
+export function splitKeys(
+  caller: string,
+  data: Map<unknown, unknown>,
+  method: WriteMethod,
+): Map<string, Sha1[]> {
+  const prefix = `${method}.unknown.`;
+  const check = valueCheck(method);
+  const out = new Map<string, Sha1[]>();
+  for (const [id, value] of data) {
+    checkSha1(caller, id);
+    check(caller, value);
+    const routing = prefix + (id as string)[0];
+    const list = out.get(routing);
+    if (list === undefined) out.set(routing, [id as Sha1]);
+    else list.push(id as Sha1);
   }
   return out;
 }

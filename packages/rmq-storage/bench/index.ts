@@ -1,0 +1,270 @@
+/**
+ * contentAdd of N random ids (default 1 000 000) in calls of 10 000, through RabbitMQ and directly, on SQLite
+ * and PostgreSQL, in the same run; the client's peak RSS; one single N-item call; and the cmdbts2-sized
+ * relationAdd. One JSON line per figure.
+ *
+ *   pnpm --filter @x/rmq-storage bench [--items N] [--call-size N] [--backends sqlite,postgres]
+ *     [--client-batch-size N] [--server-batch-size N] [--concurrency N] [--figures rss,throughput,relations]
+ *
+ * `--concurrency` is how many calls are in flight at a time (default 4), the same for the direct and the
+ * through-RabbitMQ runs: a pipeline that writes through the broker keeps several calls going, and the
+ * direct storage gets the same chance (SQLite serialises its writes anyway; PostgreSQL uses its pool).
+ */
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import {
+  openPostgresStorage,
+  openSqliteStorage,
+  type ProvenanceStorage,
+  RelationType,
+  RmqStorageClient,
+} from "../src/index.js";
+import { deleteTopology } from "../test/broker.js";
+import { AMQP_URL, PG_URL, requireService, uniqueName } from "../test/services.js";
+import { sandbox, spawnServer } from "../test/stack.js";
+
+const { values } = parseArgs({
+  options: {
+    items: { type: "string", default: "1000000" },
+    "call-size": { type: "string", default: "10000" },
+    backends: { type: "string", default: "sqlite,postgres" },
+    "client-batch-size": { type: "string", default: "100" },
+    "server-batch-size": { type: "string", default: "100" },
+    concurrency: { type: "string", default: "4" },
+    figures: { type: "string", default: "rss,throughput,relations" },
+  },
+});
+const items = Number(values.items);
+const callSize = Number(values["call-size"]);
+const backends = values.backends.split(",");
+const clientBatchSize = Number(values["client-batch-size"]);
+const serverBatchSize = values["server-batch-size"];
+const concurrency = Number(values.concurrency);
+const figures = values.figures.split(",");
+const options = { clientBatchSize, serverBatchSize: Number(serverBatchSize), concurrency };
+
+await requireService("RabbitMQ", AMQP_URL);
+if (backends.includes("postgres")) await requireService("PostgreSQL", PG_URL);
+
+const box = sandbox("bench");
+const schemas: string[] = [];
+
+function randomCalls(count: number, size: number): Array<Map<string, bigint>> {
+  const calls: Array<Map<string, bigint>> = [];
+  for (let done = 0; done < count; done += size) {
+    const map = new Map<string, bigint>();
+    const n = Math.min(size, count - done);
+    const bytes = randomBytes(20 * n);
+    for (let i = 0; i < n; i++)
+      map.set(
+        bytes.toString("hex", i * 20, i * 20 + 20),
+        1_500_000_000_000_000n + BigInt(Math.floor(Math.random() * 1e14)),
+      );
+    calls.push(map);
+  }
+  return calls;
+}
+
+/** Samples this process's RSS every 50 ms; returns the peak in MB when stopped. */
+function rssSampler() {
+  let peak = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  }, 50);
+  return () => {
+    clearInterval(timer);
+    return Math.round(Math.max(peak, process.memoryUsage.rss()) / 1024 / 1024);
+  };
+}
+
+/** Makes the calls with at most `inFlight` of them pending at a time; returns the seconds taken. */
+async function timed(calls: Array<Map<string, bigint>>, storage: ProvenanceStorage, inFlight = 1) {
+  const started = performance.now();
+  let next = 0;
+  const lane = async () => {
+    while (next < calls.length) {
+      const call = calls[next++] as Map<string, bigint>;
+      if (!(await storage.contentAdd(call))) throw new Error("a write resolved false");
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+  return (performance.now() - started) / 1_000;
+}
+
+interface Backend {
+  name: string;
+  /** A fresh, empty storage, and its spec string for the server. */
+  fresh(): Promise<{ storage: ProvenanceStorage; spec: string }>;
+}
+
+const sqlite: Backend = {
+  name: "sqlite",
+  async fresh() {
+    const file = box.file();
+    return { storage: await openSqliteStorage(file), spec: `sqlite:${file}` };
+  },
+};
+const postgres: Backend = {
+  name: "postgres",
+  async fresh() {
+    const schema = uniqueName("bench");
+    schemas.push(schema);
+    const storage = await openPostgresStorage(PG_URL, { schema });
+    const url = new URL(PG_URL);
+    url.searchParams.set("schema", schema);
+    return { storage, spec: url.toString() };
+  },
+};
+
+const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+async function throughBroker<T>(
+  spec: string,
+  body: (client: RmqStorageClient, local: ProvenanceStorage) => Promise<T>,
+) {
+  const prefix = box.prefix();
+  const server = await spawnServer([
+    "--amqp",
+    AMQP_URL,
+    "--storage",
+    spec,
+    "--prefix",
+    prefix,
+    "--log-level",
+    "info",
+    "--batch-size",
+    serverBatchSize,
+  ]);
+  const local = spec.startsWith("sqlite:")
+    ? await openSqliteStorage(spec.slice(7))
+    : await openSqliteStorage(":memory:");
+  const client = await RmqStorageClient.connect({
+    url: AMQP_URL,
+    storage: local,
+    prefix,
+    batchSize: clientBatchSize,
+  });
+  try {
+    return await body(client, local);
+  } finally {
+    await client.close();
+    await local.close();
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    await deleteTopology(prefix);
+  }
+}
+
+try {
+  if (figures.includes("rss")) {
+    // One single call of all the items: the client's RSS must stay under 300 MB.
+    const target = await sqlite.fresh();
+    await target.storage.close();
+    const one = randomCalls(items, items)[0] as Map<string, bigint>;
+    const { seconds, peak } = await throughBroker(target.spec, async (client) => {
+      const sample = rssSampler();
+      const started = performance.now();
+      if (!(await client.contentAdd(one))) throw new Error("the single call resolved false");
+      return { seconds: (performance.now() - started) / 1_000, peak: sample() };
+    });
+    print({
+      name: "contentAdd one call through RabbitMQ",
+      backend: "sqlite",
+      items,
+      seconds: +seconds.toFixed(2),
+      itemsPerSecond: Math.round(items / seconds),
+      peakRssMB: peak,
+      targetRssMB: 300,
+    });
+  }
+
+  for (const backend of [sqlite, postgres].filter(
+    (b) => figures.includes("throughput") && backends.includes(b.name),
+  )) {
+    const calls = randomCalls(items, callSize);
+    const direct = await backend.fresh();
+    const directSeconds = await timed(calls, direct.storage, concurrency);
+    await direct.storage.close();
+    const directRate = items / directSeconds;
+    print({
+      name: "contentAdd direct",
+      backend: backend.name,
+      items,
+      callSize,
+      seconds: +directSeconds.toFixed(2),
+      itemsPerSecond: Math.round(directRate),
+      ratio: 1,
+      concurrency,
+    });
+    const target = await backend.fresh();
+    await target.storage.close();
+    const { seconds, peak } = await throughBroker(target.spec, async (client) => {
+      const sample = rssSampler();
+      const s = await timed(calls, client, concurrency);
+      return { seconds: s, peak: sample() };
+    });
+    print({
+      name: "contentAdd through RabbitMQ",
+      backend: backend.name,
+      items,
+      callSize,
+      seconds: +seconds.toFixed(2),
+      itemsPerSecond: Math.round(items / seconds),
+      baseline: "contentAdd direct",
+      ratio: +(items / seconds / directRate).toFixed(3),
+      target: 0.7,
+      peakRssMB: peak,
+      ...options,
+    });
+  }
+
+  if (figures.includes("relations")) {
+    // cmdbts2-sized relations: 38/87/14/14/13 rows, one call each, one after the other.
+    const relation = await sqlite.fresh();
+    await relation.storage.close();
+    const id = () => randomBytes(20).toString("hex");
+    const sizes: Array<[RelationType, number]> = [
+      [RelationType.CNT_EARLY_IN_REV, 38],
+      [RelationType.CNT_IN_DIR, 87],
+      [RelationType.DIR_IN_REV, 14],
+      [RelationType.REV_IN_ORG, 14],
+      [RelationType.REV_BEFORE_REV, 13],
+    ];
+    const data = sizes.map(([rel, rows]) => {
+      const withPath = rel !== RelationType.REV_IN_ORG && rel !== RelationType.REV_BEFORE_REV;
+      return [
+        rel,
+        new Map(
+          Array.from({ length: rows }, (_, i) => [
+            id(),
+            [{ dst: id(), path: withPath ? Buffer.from(`dir/file${i}`) : null }],
+          ]),
+        ),
+      ] as const;
+    });
+    const relSeconds = await throughBroker(relation.spec, async (client) => {
+      const started = performance.now();
+      for (const [rel, map] of data)
+        if (!(await client.relationAdd(rel, map))) throw new Error("relationAdd resolved false");
+      return (performance.now() - started) / 1_000;
+    });
+    print({
+      name: "relationAdd cmdbts2-sized through RabbitMQ",
+      backend: "sqlite",
+      items: 166,
+      seconds: +relSeconds.toFixed(3),
+      itemsPerSecond: Math.round(166 / relSeconds),
+      targetSeconds: 1,
+    });
+  }
+} finally {
+  await box.cleanup();
+  if (schemas.length > 0) {
+    const client = new pg.Client(PG_URL);
+    await client.connect();
+    for (const schema of schemas) await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
