@@ -176,6 +176,25 @@ describe("blockingPoll with AMQP notices", () => {
     await done;
   });
 
+  it("turns a poll-timeout wake into a notice wake when a notice arrives while coalescing", async () => {
+    const h = await harness();
+    let calls = 0;
+    const done = h.catalog.blockingPoll(() => void calls++, {
+      pollingSeconds: 0.3,
+      coalesceSeconds: 1,
+      signal: h.controller.signal,
+    });
+    await waitFor(() => calls === 1, 10_000, "the start drain");
+    const drainedAt = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await h.write();
+    await waitFor(() => calls === 2, 10_000, "the coalesced drain");
+    expect(h.wakes[1]).toMatchObject({ reason: "notice", notices: 1 });
+    expect((h.wakes[1]?.at as number) - drainedAt).toBeGreaterThanOrEqual(1_500);
+    h.controller.abort();
+    await done;
+  });
+
   it("repeats lookForWork while it answers truthy, yielding so that an abort stops even a synchronous loop", async () => {
     const h = await harness();
     let calls = 0;
@@ -373,6 +392,27 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     h.controller.abort();
     await done;
   }, 20_000);
+
+  it("with a broker that accepts the connection but never answers: a failure after 10 s", async () => {
+    const { createServer } = await import("node:net");
+    const sockets: import("node:net").Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const h = await harness({ agentAmqp: `127.0.0.1:${(silent.address() as { port: number }).port}` });
+    let calls = 0;
+    const started = performance.now();
+    const done = h.catalog.blockingPoll(() => void calls++, { signal: h.controller.signal });
+    await waitFor(() => h.amqp.length === 1, 15_000, "the failed bind");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(9_500);
+    expect(h.amqp[0]).toMatchObject({ state: "down", retryInSeconds: 5 });
+    await waitFor(() => calls === 1, 1_000, "the start drain");
+    h.controller.abort();
+    await done;
+  }, 30_000);
 
   it("with a channel error (406 on the exchange declare)", async () => {
     const h = await harness({ notices: false });
