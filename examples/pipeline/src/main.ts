@@ -50,7 +50,8 @@ async function main(args: string[]): Promise<number> {
   const redraw = setInterval(onChange, 250);
   try {
     const report = await runPipeline(config, live, { logger, onChange, signal: stop.signal });
-    status.done();
+    live.stage = "running"; // the last counters stay on the terminal
+    status.done(progressText(live));
     process.stdout.write(config.json ? `${JSON.stringify(report)}\n` : formatSummary(report));
     const problems = checkReport(report);
     if (problems.length > 0) {

@@ -14,7 +14,6 @@ export function progressText(live: LiveState): string {
     ? `results ${count(live.consumed)} ⏸ paused`
     : `results ${count(live.consumed)}`;
   return [
-    `queued ${count(live.ingested)}`,
     `jobs ${count(done)}/${count(total)}`,
     `ok ${count(o.ok)}`,
     `failed ${o.failed}`,
@@ -22,6 +21,7 @@ export function progressText(live: LiveState): string {
     `memory ${o.memory}`,
     results,
     `${rate} jobs/s`,
+    `queued ${count(live.ingested)}`,
   ].join(" · ");
 }
 
