@@ -6,16 +6,15 @@ import { join } from "node:path";
 import { SqliteCache } from "@x/checkpoint";
 import type { Logger } from "@x/core";
 import { runWorker, type Supervisor, startSupervisor } from "@x/supervisor";
-import { deleteDemoTopology } from "./amqp-cleanup.js";
 import { AsyncQueue } from "./async-queue.js";
-import { type CatalogReport, CatalogStage } from "./catalog-stage.js";
+import type { CatalogReport, CatalogStage } from "./catalog-stage.js";
 import type { DemoConfig } from "./config.js";
 import { writeFetcherFile } from "./fetcher.js";
 import { type Expected, makePlan, parseJob } from "./plan.js";
 import { ReferenceFeed } from "./reference-feed.js";
 import { type JobResult, type ResultSink, type ResultsReport, runResultsStage } from "./results-stage.js";
 import { type GuardActions, type JobOutcome, JobRunner } from "./run-job.js";
-import { type StorageReport, StorageStage } from "./storage-stage.js";
+import type { StorageReport, StorageStage } from "./storage-stage.js";
 
 /** Outcomes of the jobs as the workers reported them. */
 export interface Outcomes {
@@ -114,6 +113,12 @@ export async function runPipeline(
       const noticeExchange = `${prefix}ermrest_changes`;
       live.stage = "connecting to RabbitMQ";
       onChange();
+      // Loaded only with --amqp, so the embedded run needs nothing from these packages.
+      const [{ deleteDemoTopology }, { StorageStage }, { CatalogStage }] = await Promise.all([
+        import("./amqp-cleanup.js"),
+        import("./storage-stage.js"),
+        import("./catalog-stage.js"),
+      ]);
       cleanup.push(() => deleteDemoTopology(url, prefix, [noticeExchange]));
       storage = await StorageStage.start({ url, dbFile: join(dir, "provenance.db"), prefix, logger });
       cleanup.push(() => storage!.close());
