@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { type Logger, parseOptions } from "@x/core";
 import { z } from "zod";
+import { Checkpointer } from "./checkpointer.js";
 import { SupervisorError, SupervisorErrorCode } from "./errors.js";
 import type { DaemonContext, SupervisorEvents, SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
@@ -51,13 +52,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #stats: SupervisorStats;
   #directory: FetcherDirectory;
   #server: WorkerServer;
+  #checkpointer: Checkpointer | undefined;
   #closing: Promise<void> | undefined;
   #logger: Logger;
 
   /** @internal use {@link startSupervisor} */
   constructor(
     storage: SupervisorStorage,
-    parts: (context: DaemonContext) => { directory: FetcherDirectory; server: WorkerServer },
+    parts: (context: DaemonContext) => {
+      directory: FetcherDirectory;
+      server: WorkerServer;
+      checkpointer: Checkpointer | undefined;
+    },
     logger: Logger,
   ) {
     super();
@@ -83,7 +89,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         }
       },
     };
-    ({ directory: this.#directory, server: this.#server } = parts(context));
+    ({ directory: this.#directory, server: this.#server, checkpointer: this.#checkpointer } = parts(context));
   }
 
   /** Counters since start (a copy). */
@@ -109,6 +115,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   async #close(): Promise<void> {
     await this.#server.close();
     await this.#directory.close();
+    await this.#checkpointer?.stop();
     try {
       if (!this.storage.closed) this.storage.db.pragma("wal_checkpoint(TRUNCATE)");
     } catch (error) {
@@ -147,7 +154,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Super
       (context) => {
         directory = new FetcherDirectory(fetchersDir, storage, context);
         server = new WorkerServer(storage, directory, context);
-        return { directory, server };
+        return { directory, server, checkpointer: startCheckpointer(storage, db, logger) };
       },
       logger,
     );
@@ -163,4 +170,16 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Super
   const started = supervisor;
   signal?.addEventListener("abort", () => void started.close(), { once: true });
   return started;
+}
+
+/** Auto-checkpoints past this many WAL pages (about 40 MiB) only if the background checkpointer falls behind. */
+const safetyCheckpointPages = 10_000;
+/** Time between background WAL checkpoints, in ms. */
+const checkpointIntervalMs = 250;
+
+/** For a file database: moves WAL checkpoints (and their fsync) off the event loop. */
+function startCheckpointer(storage: SupervisorStorage, db: string, logger: Logger): Checkpointer | undefined {
+  if (db === ":memory:" || db === "") return undefined;
+  storage.db.pragma(`wal_autocheckpoint = ${safetyCheckpointPages}`);
+  return new Checkpointer(db, checkpointIntervalMs, logger);
 }

@@ -492,6 +492,21 @@ describe("a vanished fetcher directory (D12)", () => {
   });
 });
 
+describe("background WAL checkpoints", () => {
+  it("copy committed pages into the database file off the event loop", async () => {
+    const p = paths();
+    let text = "";
+    for (let i = 0; i < 5_000; i++) text += `pkg${i} 1.${i} 1.${i + 1}\n`;
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), text);
+    const { sup } = await daemon(p);
+    expect(sup.storage.db.pragma("wal_autocheckpoint", { simple: true })).toBe(10_000);
+    await waitFor(() => statSync(p.db).size > 200_000, 10_000, "pages checkpointed into state.db");
+    const reader = new Database(p.db, { readonly: true });
+    cleanups.push(() => reader.close());
+    expect(reader.prepare("SELECT count(*) AS n FROM queue").get()).toEqual({ n: 5_000 });
+  });
+});
+
 describe("close", () => {
   it("is idempotent, checkpoints the WAL, closes storage, and runs on signal abort", async () => {
     const p = paths();
