@@ -67,9 +67,8 @@ async function main(args: string[]): Promise<number> {
     const code = (error as { code?: unknown } | null)?.code;
     process.stderr.write(`pnpm demo failed${typeof code === "string" ? ` (${code})` : ""}: ${message}\n`);
     if (config.amqpUrl !== undefined && /AMQP|RABBIT|CONNECT|ECONNREFUSED/i.test(`${code} ${message}`)) {
-      process.stderr.write(
-        `Is RabbitMQ running at ${config.amqpUrl}? \`pnpm services\` installs and starts one.\n`,
-      );
+      const where = config.amqpUrl.replace(/\/\/([^:@/]*):[^@/]*@/, "//$1:***@");
+      process.stderr.write(`Is RabbitMQ running at ${where}? \`pnpm services\` installs and starts one.\n`);
     }
     if (config.verbose && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return ExitCode.FAILURE;

@@ -119,8 +119,8 @@ export async function runPipeline(
         import("./storage-stage.js"),
         import("./catalog-stage.js"),
       ]);
-      cleanup.push(() => deleteDemoTopology(url, prefix, [noticeExchange]));
       storage = await StorageStage.start({ url, dbFile: join(dir, "provenance.db"), prefix, logger });
+      cleanup.push(() => deleteDemoTopology(url, prefix, [noticeExchange]));
       cleanup.push(() => storage!.close());
       catalog = await CatalogStage.start({ url, noticeExchange, logger });
       cleanup.push(() => catalog!.close());
