@@ -143,17 +143,25 @@ function optionsSignal(options: unknown, where: string): AbortSignal | undefined
   return (options as { signal?: AbortSignal }).signal;
 }
 
+/** A TimeGuard task's context; `progress` is created on first access (destructuring included). */
 class TimeContext implements TimeRunContext {
   readonly #activation: Activation;
-  readonly progress: () => void;
+  #progress: (() => void) | undefined;
 
   constructor(activation: Activation) {
     this.#activation = activation;
-    this.progress = () => activation.progress();
   }
 
   get signal(): AbortSignal {
     return this.#activation.signal;
+  }
+
+  get progress(): () => void {
+    if (this.#progress === undefined) {
+      const activation = this.#activation;
+      this.#progress = () => activation.progress();
+    }
+    return this.#progress;
   }
 }
 
@@ -371,19 +379,15 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
   }
 }
 
-function settle<R>(activation: Activation, result: PromiseLike<R>): Promise<R> {
-  return new Promise<R>((resolve, reject) => {
-    result.then(
-      (value) => {
-        activation.end();
-        resolve(value);
-      },
-      (error: unknown) => {
-        activation.end();
-        reject(activation.mapRejection(error));
-      },
-    );
-  });
+/** Settles with the task's result once it settles, ending the activation first. */
+async function settle<R>(activation: Activation, result: PromiseLike<R>): Promise<R> {
+  try {
+    return await result;
+  } catch (error) {
+    throw activation.mapRejection(error);
+  } finally {
+    activation.end();
+  }
 }
 
 function classify(target: unknown): "child" | "worker" | "pid" {

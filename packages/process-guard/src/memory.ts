@@ -1,6 +1,7 @@
+import { getHeapStatistics } from "node:v8";
 import type { Worker } from "node:worker_threads";
 import { GuardError, GuardErrorCode, type MemoryMetric } from "./errors.js";
-import { rssOf, treeRssOf } from "./process-info.js";
+import { ownRss as readOwnRss, rssOf, treeRssOf } from "./process-info.js";
 import { ticks } from "./ticker.js";
 
 /** Reads one memory sample, in bytes; may throw `ProcessGone`. */
@@ -11,31 +12,33 @@ function unsupported(message: string): GuardError {
 }
 
 /** Own-process samples taken during one ticker pass are shared by every activation of that pass. */
-const cache = { pass: -1, rss: 0, heap: 0 };
+const cache = { rssPass: -1, rss: 0, heapPass: -1, heap: 0 };
 
 function ownRss(): number {
-  if (cache.pass !== ticks.pass || cache.rss === 0) {
-    cache.pass = ticks.pass;
-    cache.rss = process.memoryUsage.rss();
-    cache.heap = 0;
+  if (cache.rssPass !== ticks.pass) {
+    cache.rss = readOwnRss();
+    cache.rssPass = ticks.pass;
   }
   return cache.rss;
 }
 
 function ownHeap(): number {
-  if (cache.pass !== ticks.pass || cache.heap === 0) {
-    cache.pass = ticks.pass;
-    const usage = process.memoryUsage();
-    cache.rss = usage.rss;
-    cache.heap = usage.heapUsed;
+  if (cache.heapPass !== ticks.pass) {
+    // the figure of process.memoryUsage().heapUsed, without the rest of memoryUsage() (20× cheaper)
+    cache.heap = getHeapStatistics().used_heap_size;
+    cache.heapPass = ticks.pass;
   }
   return cache.heap;
 }
 
 /** A fresh (uncached) own-process sample: the baseline at an activation's start. */
 export function freshOwnSample(metric: "rss" | "heap"): number {
-  cache.pass = -1;
-  return metric === "rss" ? ownRss() : ownHeap();
+  if (metric === "rss") {
+    cache.rssPass = -1;
+    return ownRss();
+  }
+  cache.heapPass = -1;
+  return ownHeap();
 }
 
 function noTreeOnWindows(): void {

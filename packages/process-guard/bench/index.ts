@@ -1,0 +1,191 @@
+/**
+ * @x/process-guard benchmarks. Prints one JSON line per figure, `{"name", "value", "unit", …}`, each beside
+ * its target and, where there is one, a baseline measured in the same run:
+ *
+ * - `run() overhead`: `await tg.run(async () => 1)` minus a bare `await (async () => 1)()`, against the same
+ *   for `pTimeout((async () => 1)(), { milliseconds: 60_000 })`.
+ * - `interrupt latency`: from each activation's deadline to its AbortSignal's `abort` event, at checkInterval
+ *   20 and 500 (p50, p99, max over ≥ 200 activations).
+ * - `memory sample`: one own-process sample with the guard's bookkeeping (an activation's check), per metric.
+ * - `10k active activations`: heap and RSS growth after GC, and the event-loop delay while they are active.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import pTimeout from "p-timeout";
+import { Activation } from "../src/activation.js";
+import { clock } from "../src/clock.js";
+import { memGuard, timeGuard } from "../src/index.js";
+import { InProcessTarget } from "../src/targets.js";
+import { ticks } from "../src/ticker.js";
+
+setFlagsFromString("--expose-gc");
+const gc = runInNewContext("gc") as () => void;
+const quick = process.argv.includes("--quick");
+
+function report(figure: Record<string, unknown>): void {
+  console.log(JSON.stringify(figure));
+}
+
+const round = (value: number, digits = 3) => Number(value.toFixed(digits));
+
+/** Mean time per call of `body` in µs, over `calls` sequential awaited calls (best of `rounds`). */
+async function perCall(calls: number, body: () => Promise<unknown>, rounds = 5): Promise<number> {
+  for (let i = 0; i < Math.min(calls, 20_000); i++) await body(); // warm-up
+  let best = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < rounds; r++) {
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < calls; i++) await body();
+    best = Math.min(best, Number(process.hrtime.bigint() - started) / 1e3 / calls);
+  }
+  return best;
+}
+
+async function runOverhead(): Promise<void> {
+  const calls = quick ? 20_000 : 200_000;
+  const guard = timeGuard({ timeout: 60 });
+  const task = async () => 1;
+  const bare = await perCall(calls, () => task());
+  const guarded = await perCall(calls, () => guard.run(task));
+  const timed = await perCall(calls, () => pTimeout(task(), { milliseconds: 60_000 }));
+  const overhead = guarded - bare;
+  const pTimeoutOverhead = timed - bare;
+  report({
+    name: "run() overhead",
+    value: round(overhead),
+    unit: "µs/call",
+    target: "≤ 5 µs and ≤ 3× p-timeout's",
+    bareAwait: round(bare),
+    pTimeoutOverhead: round(pTimeoutOverhead),
+    ratioToPTimeout: round(overhead / pTimeoutOverhead, 2),
+    calls,
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function interruptLatency(checkInterval: number): Promise<void> {
+  const count = 240;
+  const spread = checkInterval * 3;
+  const latencies = await Promise.all(
+    Array.from({ length: count }, (_, i) => {
+      const timeoutMs = 50 + (i / count) * spread;
+      const guard = timeGuard({ timeoutMs, checkInterval, gracePeriod: 600 });
+      const deadline = clock() + timeoutMs;
+      return guard.run(
+        ({ signal }) =>
+          new Promise<number>((resolve) => {
+            signal.addEventListener("abort", () => resolve(clock() - deadline), { once: true });
+          }),
+      );
+    }),
+  );
+  // (each activation starts just after its `deadline` was computed: the figures err on the high side)
+  const sorted = latencies.sort((a, b) => a - b);
+  report({
+    name: `interrupt latency (checkInterval ${checkInterval})`,
+    value: round(percentile(sorted, 99), 1),
+    unit: "ms (p99)",
+    target: `≤ ${checkInterval + 20} ms`,
+    p50: round(percentile(sorted, 50), 1),
+    max: round(sorted[sorted.length - 1]!, 1),
+    min: round(sorted[0]!, 1),
+    activations: count,
+  });
+}
+
+function memorySample(metric: "rss" | "heap" | "tree"): void {
+  const guard = memGuard({ maxMemoryBytes: Number.MAX_SAFE_INTEGER, metric, checkInterval: 60_000 });
+  const activation = new Activation(guard, {
+    target: new InProcessTarget(guard.config),
+    parent: undefined,
+    onExternal: "abort",
+    ownProcess: true,
+  });
+  const samples = metric === "tree" ? (quick ? 50 : 500) : quick ? 5_000 : 50_000;
+  const once = () => {
+    ticks.pass++; // a new check each time: no per-pass sharing
+    activation.tick(clock());
+  };
+  for (let i = 0; i < Math.min(samples, 1_000); i++) once();
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < samples; i++) once();
+  const perSample = Number(process.hrtime.bigint() - started) / 1e3 / samples;
+  activation.end();
+  report({
+    name: `memory sample (${metric})`,
+    value: round(perSample, 2),
+    unit: "µs/sample",
+    target: metric === "tree" ? "none (reads every process in /proc)" : "≤ 50 µs",
+    samples,
+  });
+}
+
+/** Heap and RSS growth (after GC) and event-loop delay while 10 000 tasks are pending under `start`. */
+async function pending(
+  start: (task: () => Promise<void>) => Promise<unknown>,
+  activeFor: number,
+): Promise<{ heap: number; rss: number; maxDelayMs: number; meanDelayMs: number }> {
+  gc();
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const rssBefore = process.memoryUsage.rss();
+  const release: (() => void)[] = [];
+  const runs = Array.from({ length: 10_000 }, () =>
+    start(() => new Promise<void>((resolve) => release.push(resolve))),
+  );
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  await new Promise((resolve) => setTimeout(resolve, activeFor));
+  delay.disable();
+  gc();
+  gc();
+  const heap = process.memoryUsage().heapUsed - heapBefore;
+  const rss = process.memoryUsage.rss() - rssBefore;
+  for (const done of release) done();
+  await Promise.all(runs);
+  return { heap, rss, maxDelayMs: delay.max / 1e6, meanDelayMs: delay.mean / 1e6 };
+}
+
+async function manyActive(): Promise<void> {
+  const guard = timeGuard({ timeout: 3_600, checkInterval: 500 });
+  const activeFor = quick ? 1_100 : 3_100; // several checks of all 10 000
+  // baseline in the same run: the same 10 000 pending tasks without a guard
+  const bare = await pending((task) => task(), activeFor);
+  const guarded = await pending((task) => guard.run(task), activeFor);
+  const mb = (bytes: number) => round(bytes / 1024 / 1024, 2);
+  report({
+    name: "10 000 active activations: memory",
+    value: mb(guarded.heap - bare.heap),
+    unit: "MB of heap (growth after GC, beyond the same tasks unguarded)",
+    target: "≤ 20 MB",
+    heapGrowthMb: mb(guarded.heap),
+    rssGrowthMb: mb(guarded.rss),
+    baselineHeapGrowthMb: mb(bare.heap),
+    baselineRssGrowthMb: mb(bare.rss),
+    activations: 10_000,
+  });
+  report({
+    name: "10 000 active activations: event-loop delay",
+    value: round(guarded.maxDelayMs, 1),
+    unit: "ms (max)",
+    target: "≤ 20 ms",
+    meanMs: round(guarded.meanDelayMs, 2),
+    baselineMaxMs: round(bare.maxDelayMs, 1),
+    baselineMeanMs: round(bare.meanDelayMs, 2),
+    checks: Math.floor(activeFor / 500),
+  });
+}
+
+// the guards' timers are unref'd and never keep a process alive: this does, while the benchmarks wait
+const keepAlive = setInterval(() => {}, 1_000);
+await runOverhead();
+await interruptLatency(20);
+await interruptLatency(500);
+memorySample("rss");
+memorySample("heap");
+memorySample("tree");
+await manyActive();
+clearInterval(keepAlive);
