@@ -278,12 +278,13 @@ async function soloRun(rowsCount: number, limit: number) {
 
 /**
  * `?limit=1` with 20 agents is a thundering herd by design (every agent races for the same first row), so it
- * costs about 20 requests per row: the default run uses 2 000 rows for it, `bench claim-full` 10 000.
+ * costs about 20 requests per row: the default run uses 1 000 rows for it; `bench claim-full [rows]` runs it
+ * alone with 10 000 rows (or `rows`).
  */
-async function claimFigures(full: boolean) {
+async function claimFigures(fullRows?: number) {
   const agents = 20;
-  for (const limit of full ? [1] : [1, 100]) {
-    const rowsCount = limit === 1 && !full ? 2_000 : 10_000;
+  for (const limit of fullRows ? [1] : [1, 100]) {
+    const rowsCount = fullRows ?? (limit === 1 ? 1_000 : 10_000);
     const run = await claimRun(rowsCount, agents, limit);
     const solo = await soloRun(rowsCount, limit);
     emit({
@@ -305,5 +306,5 @@ async function claimFigures(full: boolean) {
 
 if (!only || only === "latency") await latencyFigures();
 if (!only || only === "idle") await idleFigure();
-if (!only || only === "claim") await claimFigures(false);
-if (only === "claim-full") await claimFigures(true);
+if (!only || only === "claim") await claimFigures();
+if (only === "claim-full") await claimFigures(Number(process.argv[3] ?? 10_000));

@@ -42,7 +42,7 @@ const credentialsSchema = z
   .strict();
 
 /** The zod schema of {@link ErmrestCatalogOptions}. */
-export const catalogOptionsSchema = z
+const catalogOptionsSchema = z
   .object({
     scheme: z.enum(["http", "https"], { error: '"http" or "https"' }).default("https"),
     server: z

@@ -79,7 +79,7 @@ function matchesText(stored: unknown, text: string): boolean {
  * The instant of an ISO 8601 date or date-time (`T` or space, optional `Z`/`±hh[:mm]`, UTC without one), in
  * ms since the epoch, or `undefined`.
  */
-export function parseTimestamp(text: string): number | undefined {
+function parseTimestamp(text: string): number | undefined {
   const match = timestampPattern.exec(text);
   if (!match) return undefined;
   const [, date, time = "00:00:00", zone = "Z"] = match;

@@ -5,7 +5,7 @@ import { conflict } from "./fake-http-error.js";
 export type Row = Record<string, unknown>;
 
 /** The system columns every row has. */
-export const systemColumns = ["RID", "RCT", "RMT", "RCB", "RMB"] as const;
+const systemColumns = ["RID", "RCT", "RMT", "RCB", "RMB"] as const;
 const systemColumnSet: ReadonlySet<string> = new Set(systemColumns);
 const systemTypes: Record<string, ColumnType> = { RCT: "timestamptz", RMT: "timestamptz" };
 
@@ -63,11 +63,6 @@ export class FakeTable {
     this.#types = { ...types, ...systemTypes };
     for (const column of systemColumns) if (!(column in systemTypes)) delete this.#types[column];
     this.#notNull = new Set([...key, "RID", "RCT", "RMT"]);
-  }
-
-  /** Whether `column` is a column of the table. */
-  hasColumn(column: string): boolean {
-    return this.#columns.has(column);
   }
 
   /** Throws 409 unless every name is a column of the table. */

@@ -2,7 +2,7 @@ import { badRequest, FakeHttpError, notImplemented } from "./fake-http-error.js"
 import { decode, type Filter, parseFilter } from "./filter.js";
 
 /** The catalog prefix every data URL starts with. */
-export const catalogPrefix = "/ermrest/catalog/1/";
+const catalogPrefix = "/ermrest/catalog/1/";
 
 /** A parsed data URL of the fake. Columns and the table are not resolved yet. */
 export interface RequestPath {
