@@ -100,7 +100,8 @@ export async function runPipeline(
     const plan = makePlan(config.jobs);
     const total = plan.jobs.length;
     live.total = total;
-    // Opened first: loading better-sqlite3 through @x/checkpoint after startSupervisor fails (see README).
+    // Opened before startSupervisor: its lstat of the socket trips nodejs/node#51142, after which a lazy
+    // require of better-sqlite3 through pnpm's symlinks fails (see the README's notes).
     const cache = new SqliteCache(join(dir, "checkpoint.db"));
     cleanup.push(() => cache.close());
 
