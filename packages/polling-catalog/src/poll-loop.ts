@@ -72,21 +72,31 @@ export class PollLoop {
     }
   }
 
-  /** Tries one bind; on failure counts it and emits `amqp` down. */
+  /** Tries one bind; on failure counts it and emits `amqp` down. An abort abandons the attempt. */
   async #bind(): Promise<boolean> {
-    const { logger } = this.#s;
+    const { logger, signal } = this.#s;
+    const binding = this.#s.bind({
+      onNotice: () => this.#notice(),
+      onLoss: (error) => {
+        this.#lostAt = { error, time: performance.now() };
+        this.#alarm.ring();
+      },
+    });
+    let subscription: NoticeSubscription | undefined;
     try {
-      this.#subscription = await this.#s.bind({
-        onNotice: () => this.#notice(),
-        onLoss: (error) => {
-          this.#lostAt = { error, time: performance.now() };
-          this.#alarm.ring();
-        },
-      });
+      subscription = await untilAborted(binding, signal);
     } catch (error) {
       this.#fail(toError(error), performance.now(), this.#failures + 1);
       return false;
     }
+    if (!subscription) {
+      binding.then(
+        (late) => late.close(),
+        () => {},
+      );
+      return false;
+    }
+    this.#subscription = subscription;
     this.#failures = 0;
     this.#lostAt = undefined;
     this.#pending = 0;
@@ -212,6 +222,26 @@ export class PollLoop {
       if (signal?.aborted) return;
     }
   }
+}
+
+/** The promise's value, or `undefined` as soon as the signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function toError(value: unknown): Error {

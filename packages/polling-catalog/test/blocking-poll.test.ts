@@ -414,6 +414,27 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     await done;
   }, 30_000);
 
+  it("abandons a bind attempt in progress on abort", async () => {
+    const { createServer } = await import("node:net");
+    const sockets: import("node:net").Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    });
+    const h = await harness({ agentAmqp: `127.0.0.1:${(silent.address() as { port: number }).port}` });
+    let calls = 0;
+    const done = h.catalog.blockingPoll(() => void calls++, { signal: h.controller.signal });
+    await waitFor(() => sockets.length === 1, 5_000, "the connection attempt");
+    const abortedAt = performance.now();
+    h.controller.abort();
+    await done;
+    expect(performance.now() - abortedAt).toBeLessThan(2_000);
+    expect(calls).toBe(0);
+    expect(h.amqp).toEqual([]);
+  });
+
   it("with a channel error (406 on the exchange declare)", async () => {
     const h = await harness({ notices: false });
     const channel = await broker.createChannel();
