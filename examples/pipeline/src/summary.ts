@@ -3,6 +3,9 @@ import type { LiveState, Report } from "./pipeline.js";
 const count = (n: number) => n.toLocaleString("en-US");
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
+const mix = (report: Report, runner: string, kinds: string[]) =>
+  kinds.map((kind) => count(report.mix[`${runner} ${kind}`] ?? 0)).join(" / ");
+
 /** The one-line progress text drawn on a terminal while the run goes on. */
 export function progressText(live: LiveState): string {
   const { outcomes: o, total } = live;
@@ -30,6 +33,8 @@ export function formatSummary(report: Report): string {
   const { outcomes: o, guards: g, results: r, storage: s, catalog: c } = report;
   const rows: Array<[string, string, string]> = [
     ["fetcher", `jobs written to ${report.fetcher.file}`, count(report.fetcher.lines)],
+    ["", "  inline jobs: ok / fail / stall", mix(report, "inline", ["ok", "fail", "stall"])],
+    ["", "  command jobs: ok / hang / hog", mix(report, "command", ["ok", "hang", "hog"])],
     ["supervisor", "jobs queued in SQLite", count(report.supervisor.linesIngested)],
     ["", "jobs dispatched over the socket", count(report.supervisor.dispatched)],
     ["process-guard", "done (exit 0)", count(o.ok)],
