@@ -10,7 +10,6 @@ const maxRssMb = () => process.resourceUsage().maxRSS / 1024;
 const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const sup = await startSupervisor({ db, fetchersDir, socket });
-if (process.env.NOCKPT) sup.storage.db.pragma("wal_autocheckpoint = 0");
 let firstIngest: number | undefined;
 sup.on("run", (e) => {
   if (e.change === "added") firstIngest = performance.now();

@@ -273,6 +273,8 @@ async function ingestRss(): Promise<void> {
   });
 }
 
-if (!process.env.ONLY) enqueueAndDequeue();
-if (!process.env.ONLY || process.env.ONLY === "lat") await readyJobLatency();
-if (!process.env.ONLY || process.env.ONLY === "rss") await ingestRss();
+// BENCH_ONLY=storage|latency|rss runs one part (for quick iterations); by default all run.
+const only = process.env.BENCH_ONLY;
+if (!only || only === "storage") enqueueAndDequeue();
+if (!only || only === "latency") await readyJobLatency();
+if (!only || only === "rss") await ingestRss();
