@@ -139,6 +139,18 @@ describe("requests", () => {
     );
   });
 
+  it("rejects a PUT or POST without json, sending nothing", async () => {
+    const { catalog, calls } = await setup();
+    for (const call of [
+      () => catalog.put("/entity/S:Job", undefined as never),
+      () => catalog.post("/entity/S:Job", {} as never),
+    ]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    }
+    expect(calls).toHaveLength(0);
+  });
+
   it("sends a JSON body, [] included, as application/json", async () => {
     const { catalog, calls } = await setup();
     await catalog.put("/attributegroup/S:Job/id;state", { json: [] });

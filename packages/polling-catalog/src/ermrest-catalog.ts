@@ -142,7 +142,7 @@ export class ErmrestCatalog<
    * @throws {@link ConcurrentUpdate} on 412; {@link HTTPError} on other statuses from 400 to 599
    */
   put(path: string, options: PutOptions): Promise<CatalogResponse> {
-    return this.#write({ method: "PUT", path, ...options, hasBody: true, guard: options.guardResponse });
+    return this.#write({ method: "PUT", path, ...options, hasBody: true, guard: options?.guardResponse });
   }
 
   /**
@@ -169,6 +169,12 @@ export class ErmrestCatalog<
 
   async #write(spec: RequestSpec): Promise<CatalogResponse> {
     const url = this.#url(spec.path);
+    if (spec.hasBody && spec.json === undefined) {
+      throw new PollingCatalogError(
+        ErrorCodes.BAD_OPTION,
+        `invalid option json: undefined (expected a JSON value to send as the ${spec.method} body)`,
+      );
+    }
     const headers = new Headers();
     if (spec.guard?.etag != null) headers.set("If-Match", spec.guard.etag);
     return this.#send(url, { ...spec, headers: mergeHeaders(headers, new Headers(spec.headers)) });
