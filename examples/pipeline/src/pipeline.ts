@@ -63,8 +63,16 @@ const SECOND = 1_000;
 /** The reference may trail the results by this much event time before the checkpoint calls it down. */
 const THRESHOLD_MS = 40 * SECOND;
 
-/** Resolves once the supervisor has recorded `total` DONEs; rejects when `signal` aborts. */
-function allFinished(supervisor: Supervisor, total: number, signal: AbortSignal): Promise<void> {
+/**
+ * Resolves once the supervisor has recorded a DONE for `total` distinct attr paths (a worker may send a DONE
+ * again after a connection error); rejects when `signal` aborts.
+ */
+function allFinished(
+  supervisor: Supervisor,
+  finished: Set<string>,
+  total: number,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const settle = (error?: unknown) => {
       supervisor.off("done", check);
@@ -73,7 +81,7 @@ function allFinished(supervisor: Supervisor, total: number, signal: AbortSignal)
       else reject(error);
     };
     const check = () => {
-      if (supervisor.stats().finished >= total) settle();
+      if (finished.size >= total) settle();
     };
     const onAbort = () => settle(signal.reason);
     supervisor.on("done", check);
@@ -138,6 +146,8 @@ export async function runPipeline(
       logger,
     });
     cleanup.push(() => supervisor.close());
+    const finished = new Set<string>();
+    supervisor.on("done", ({ attrPath }) => finished.add(attrPath));
     supervisor.on("ingest", ({ lines }) => {
       live.ingested += lines;
       onChange();
@@ -221,7 +231,7 @@ export async function runPipeline(
     live.startedAt = performance.now();
     onChange();
     const fetched = await writeFetcherFile(join(dir, "fetchers"), plan.jobs);
-    await Promise.all([allFinished(supervisor, total, signal), resultsDone]);
+    await Promise.all([allFinished(supervisor, finished, total, signal), resultsDone]);
     const resultsReport = await resultsDone;
     const wallMs = performance.now() - live.startedAt;
     stopWorkers.abort();
@@ -241,7 +251,7 @@ export async function runPipeline(
       supervisor: {
         linesIngested: stats.linesIngested,
         dispatched: stats.dispatched,
-        finished: stats.finished,
+        finished: finished.size,
       },
       outcomes: { ...outcomes },
       guards: runner.actions,
