@@ -72,6 +72,31 @@ describe("attributegroup PUT", () => {
     expect(fake.rows("S:T").map((row) => row.v)).toEqual([1, 2]);
   });
 
+  it("compares key values as JSON values: the string 1 does not match the number 1", async () => {
+    const { fake, call } = await start({
+      "S:T": {
+        key: ["id"],
+        columns: ["v"],
+        rows: [
+          { id: 1, code: 1 },
+          { id: 2, code: "1" },
+          { id: 3, code: { a: 1 } },
+        ],
+      },
+    });
+    expect((await call("PUT", "/attributegroup/S:T/code;v", [{ code: "1", v: "s" }])).json()).toEqual([
+      { code: "1", v: "s" },
+    ]);
+    expect((await call("PUT", "/attributegroup/S:T/code;v", [{ code: { a: 1 }, v: "o" }])).json()).toEqual([
+      { code: { a: 1 }, v: "o" },
+    ]);
+    expect(fake.rows("S:T").map((row) => [row.id, row.v])).toEqual([
+      [1, null],
+      [2, "s"],
+      [3, "o"],
+    ]);
+  });
+
   it("updates a row matched by several items once, by the last of them", async () => {
     const { fake, call } = await start({
       "S:T": { key: ["id"], columns: ["v"], rows: [{ id: 1, g: null }] },

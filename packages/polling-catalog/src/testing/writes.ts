@@ -37,6 +37,15 @@ export function attributegroupPut(
       const stored = table.byRid(item.RID);
       if (stored && table.keyOf(stored, keys) === table.keyOf(item, keys)) matches.push([stored, item]);
     }
+  } else if (keys.length === 1 && [...byKey.values()].every((item) => isScalar(item[keys[0] as string]))) {
+    // One scalar key column: compare values directly instead of building a key text per stored row.
+    const column = keys[0] as string;
+    const byValue = new Map([...byKey.values()].map((item) => [item[column] ?? null, item]));
+    for (const stored of table.rows()) {
+      const value = stored[column] ?? null;
+      const item = isScalar(value) ? byValue.get(value) : undefined;
+      if (item) matches.push([stored, item]);
+    }
   } else {
     for (const stored of table.rows()) {
       const item = byKey.get(table.keyOf(stored, keys));
@@ -118,6 +127,10 @@ function insert(table: FakeTable, item: Row, context: WriteContext): Row {
   row.RMB = null;
   table.append(row);
   return table.full(row);
+}
+
+function isScalar(value: unknown): boolean {
+  return value === null || value === undefined || typeof value !== "object";
 }
 
 function withoutSystemColumns(item: Row): Row {
