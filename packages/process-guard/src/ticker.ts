@@ -22,7 +22,7 @@ class Ticker {
   add(member: Tickable): void {
     this.#members.add(member);
     // a timer that stopped ticking (created under fake timers that are gone) is replaced
-    if (this.#timer === undefined || clock() - this.#lastTick > this.interval * 4 + 1000) {
+    if (this.#timer === undefined || Math.abs(clock() - this.#lastTick) > this.interval * 4 + 1000) {
       clearInterval(this.#timer);
       this.#lastTick = clock();
       this.#timer = setInterval(this.#tick, this.interval);

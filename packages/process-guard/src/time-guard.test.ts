@@ -272,6 +272,25 @@ describe("TimeGuard.run", () => {
   });
 });
 
+describe("timers", () => {
+  it("uses its own timers, which fake timers control", async () => {
+    vi.useFakeTimers();
+    try {
+      const guard = timeGuard({ timeout: 30, gracePeriod: 60, checkInterval: 1_000 });
+      const levels: number[] = [];
+      guard.on("interrupt", ({ level }) => levels.push(level));
+      const result = guard.run(({ signal }) => once(signal, "abort").then(() => signal.reason));
+      await vi.advanceTimersByTimeAsync(29_000);
+      expect(levels).toEqual([]);
+      await vi.advanceTimersByTimeAsync(2_000);
+      expect(levels).toEqual([0]);
+      await expect(result).resolves.toBeInstanceOf(ExecutionTimeout);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
 describe("concurrency and nesting", () => {
   it("runs any number of activations of one guard at once, each with its own clock", async () => {
     const { guard, events } = fastGuard({ timeoutMs: 120 });
