@@ -27,8 +27,9 @@ parentPort.once("message", () => {
 
 /**
  * Checkpoints the WAL of a file database from a worker thread, so the copy of pages into the database file
- * and its `fsync` never stall the daemon's event loop. The daemon's own connection keeps a high
- * auto-checkpoint threshold as a safety net.
+ * and its `fsync` never stall the daemon's event loop (the daemon's own connection then runs with
+ * auto-checkpoints off). If the thread dies, `onFailure` is called once so the daemon can turn its own
+ * auto-checkpoints back on.
  */
 export class Checkpointer {
   #worker: Worker;
@@ -39,12 +40,18 @@ export class Checkpointer {
    * @param path - the database file (already open, in WAL mode, by the daemon)
    * @param intervalMs - time between checkpoints, in ms
    * @param logger - where checkpoint failures are reported (at debug: the next one retries)
+   * @param onFailure - called once if the thread stops without being asked to
    */
-  constructor(path: string, intervalMs: number, logger: Logger) {
+  constructor(path: string, intervalMs: number, logger: Logger, onFailure: () => void) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.#worker = new Worker(workerSource, { eval: true, workerData: { driver, path, intervalMs } });
     this.#worker.unref();
-    this.#exited = new Promise((resolve) => this.#worker.once("exit", () => resolve()));
+    this.#exited = new Promise((resolve) =>
+      this.#worker.once("exit", () => {
+        if (this.#stopped === undefined) onFailure();
+        resolve();
+      }),
+    );
     this.#worker.on("message", (message) =>
       logger.debug({ error: message }, "background WAL checkpoint failed"),
     );

@@ -172,14 +172,23 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Super
   return started;
 }
 
-/** Auto-checkpoints past this many WAL pages (about 40 MiB) only if the background checkpointer falls behind. */
-const safetyCheckpointPages = 10_000;
 /** Time between background WAL checkpoints, in ms. */
 const checkpointIntervalMs = 250;
+/** After a checkpoint, a WAL file larger than this is truncated back to it, in bytes (64 MiB). */
+const walSizeLimitBytes = 64 * 1024 * 1024;
 
-/** For a file database: moves WAL checkpoints (and their fsync) off the event loop. */
+/**
+ * For a file database: moves WAL checkpoints (and their fsync) to a background thread and turns off the
+ * inline auto-checkpoint, which would otherwise stall one commit in a thousand pages; restores it
+ * (SQLite's default, 1 000 pages) if that thread dies.
+ */
 function startCheckpointer(storage: SupervisorStorage, db: string, logger: Logger): Checkpointer | undefined {
   if (db === ":memory:" || db === "") return undefined;
-  storage.db.pragma(`wal_autocheckpoint = ${safetyCheckpointPages}`);
-  return new Checkpointer(db, checkpointIntervalMs, logger);
+  storage.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
+  const checkpointer = new Checkpointer(db, checkpointIntervalMs, logger, () => {
+    logger.warn("the background WAL checkpointer stopped; checkpointing inline from now on");
+    if (!storage.closed) storage.db.pragma("wal_autocheckpoint = 1000");
+  });
+  storage.db.pragma("wal_autocheckpoint = 0");
+  return checkpointer;
 }
