@@ -104,7 +104,12 @@ export class Activation implements Scope, Tickable {
     host.active.add(this);
     tickerFor(config.checkInterval).add(this);
 
-    if (config.allowProcessSignals && config.interruptType !== "exception" && init.onExternal === "abort") {
+    // own-process signals of an in-process activation come from the watchdog (see InProcessTarget)
+    if (
+      config.allowProcessSignals &&
+      config.interruptType !== "exception" &&
+      this.target instanceof InProcessTarget
+    ) {
       this.#startLadder();
     }
     if (config.kind === "memory") {
@@ -127,7 +132,7 @@ export class Activation implements Scope, Tickable {
         this.#step,
         ownSignalNumbers(this.config),
       );
-      if (this.target instanceof InProcessTarget) this.target.viaWatchdog = true;
+      (this.target as InProcessTarget).viaWatchdog = true;
     } catch (error) {
       // without the watchdog, the main thread sends the signals itself when it gets to run
       this.logger.warn({ err: error }, "process-guard: the watchdog could not start");

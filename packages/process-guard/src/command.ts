@@ -3,9 +3,9 @@
  * escalation ladder. See `x-guard --help` and the README.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
-import { memGuard, timeGuard, type WatchHandle } from "./guard.js";
+import { ExitCode, onShutdownSignals, signalExitCode } from "@x/core";
+import { type MemGuard, memGuard, type TimeGuard, timeGuard, type WatchHandle } from "./guard.js";
 import { isCode } from "./process-info.js";
 import { parseDuration, parseSize } from "./units.js";
 
@@ -44,8 +44,8 @@ export const GuardExit = {
   MEMORY: 125,
   CANNOT_RUN: 126,
   NOT_FOUND: 127,
-  USAGE: 64,
-  FAILURE: 1,
+  USAGE: ExitCode.USAGE,
+  FAILURE: ExitCode.FAILURE,
 } as const;
 
 class Usage extends Error {}
@@ -61,7 +61,10 @@ export interface GuardCommandLine {
   command: string[];
 }
 
-/** Parses x-guard's arguments: options first; `--` or the first non-option starts the command. */
+/**
+ * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
+ * after it is the command's (`util.parseArgs` would go on reading options after a positional).
+ */
 export function parseGuardArgs(args: string[]): GuardCommandLine {
   const line: GuardCommandLine = { sendKill: false, progressOnOutput: false, help: false, command: [] };
   let i = 0;
@@ -120,10 +123,6 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
     }
   }
   return line;
-}
-
-function signalNumber(signal: string): number {
-  return constants.signals[signal as NodeJS.Signals] ?? 0;
 }
 
 /** Copies a piped child stream to ours byte for byte, calling `onChunk` for each chunk; respects backpressure. */
@@ -191,42 +190,62 @@ export async function runGuardCommand(args: string[]): Promise<number> {
           checkInterval: 100,
         });
 
-  let decided: number | undefined;
+  const state: RunState = { forwarded: false };
   time?.on("interrupt", ({ level, error, action }) => {
-    decided ??= GuardExit.TIMEOUT;
+    state.decided ??= GuardExit.TIMEOUT;
     stderr.write(`x-guard: time limit reached (level ${level}): ${action} [${error.message}]\n`);
   });
   memory?.on("interrupt", ({ level, error, action }) => {
-    decided ??= GuardExit.MEMORY;
+    state.decided ??= GuardExit.MEMORY;
     stderr.write(`x-guard: memory limit exceeded (level ${level}): ${action} [${error.message}]\n`);
   });
 
-  // Signal handlers go in before the command starts: a first SIGINT/SIGTERM is forwarded, a second forces.
-  let child: ChildProcess | undefined;
-  let forwarded = 0;
-  const forward = (signal: NodeJS.Signals) => {
-    forwarded++;
-    const sent = forwarded === 1 ? signal : "SIGKILL";
+  // Signal handlers go in before the command starts, with the toolkit's convention: the first SIGINT or
+  // SIGTERM is forwarded to the command's group as it is, a second one forces with SIGKILL.
+  const toGroup = (signal: NodeJS.Signals) => {
+    state.forwarded = true;
+    const { child } = state;
     if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     try {
-      process.kill(-child.pid, sent);
+      process.kill(-child.pid, signal);
     } catch {
       // the group is gone
     }
   };
-  process.on("SIGINT", forward);
-  process.on("SIGTERM", forward);
+  const removeHandlers = onShutdownSignals(toGroup, { force: () => toGroup("SIGKILL") });
+  try {
+    return await supervise(line, time, memory, state);
+  } finally {
+    removeHandlers();
+  }
+}
 
+/** What x-guard knows while the command runs. */
+interface RunState {
+  child?: ChildProcess;
+  /** SIGINT or SIGTERM was forwarded to the group. */
+  forwarded: boolean;
+  /** 124 or 125, once a guard has sent a level. */
+  decided?: number;
+}
+
+/** Runs the command under the guards and returns x-guard's exit status. */
+async function supervise(
+  line: GuardCommandLine,
+  time: TimeGuard | undefined,
+  memory: MemGuard | undefined,
+  state: RunState,
+): Promise<number> {
+  const stderr = process.stderr;
   const [file, ...rest] = line.command as [string, ...string[]];
   const piped = line.progressOnOutput;
-  child = spawn(file, rest, {
-    detached: true,
-    stdio: ["inherit", piped ? "pipe" : "inherit", piped ? "pipe" : "inherit"],
-  });
+  const output = piped ? "pipe" : "inherit";
+  const child = spawn(file, rest, { detached: true, stdio: ["inherit", output, output] });
+  state.child = child;
 
   const spawned = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
-    child!.once("spawn", () => resolve(undefined));
-    child!.once("error", (error) => resolve(error));
+    child.once("spawn", () => resolve(undefined));
+    child.once("error", (error) => resolve(error));
   });
   if (spawned !== undefined) {
     if (isCode(spawned, "ENOENT")) {
@@ -250,13 +269,13 @@ export async function runGuardCommand(args: string[]): Promise<number> {
   }
 
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child!.exitCode !== null || child!.signalCode !== null) {
-      resolve({ code: child!.exitCode, signal: child!.signalCode });
-    } else child!.once("exit", (code, signal) => resolve({ code, signal }));
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    } else child.once("exit", (code, signal) => resolve({ code, signal }));
   });
   await Promise.all(handles);
   // a forwarded signal counts as sent for the sweep: background jobs must not outlive the command
-  if (forwarded > 0) {
+  if (state.forwarded) {
     try {
       process.kill(-child.pid!, "SIGKILL");
     } catch {
@@ -264,12 +283,10 @@ export async function runGuardCommand(args: string[]): Promise<number> {
     }
   }
   if (copies.length > 0) await drain(copies, [child.stdout!, child.stderr!]);
-  process.off("SIGINT", forward);
-  process.off("SIGTERM", forward);
 
-  if (decided !== undefined) return decided;
+  if (state.decided !== undefined) return state.decided;
   if (exit.code !== null) return exit.code;
-  return 128 + signalNumber(exit.signal ?? "");
+  return signalExitCode(exit.signal!);
 }
 
 /**
