@@ -95,10 +95,11 @@ export interface WatchResult<E extends GuardError = GuardError> {
 }
 
 /** `watch()`'s handle: a real promise of the result, plus `close()`. */
-export type WatchHandle<E extends GuardError = GuardError> = Promise<WatchResult<E>> & {
-  /** Stops guarding without touching the target; idempotent. The promise still settles when it exits. */
-  close(): Promise<void>;
-};
+export type WatchHandle<E extends GuardError = GuardError> = Promise<WatchResult<E>> &
+  AsyncDisposable & {
+    /** Stops guarding without touching the target; idempotent. The promise still settles when it exits. */
+    close(): Promise<void>;
+  };
 
 /** A TimeGuard's `watch()` handle. */
 export type TimeWatchHandle = WatchHandle<ExecutionTimeout> & {
@@ -313,12 +314,14 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
     });
     let activation: Activation | undefined;
     let closed = false;
+    const close = (): Promise<void> => {
+      closed = true;
+      activation?.end();
+      return Promise.resolve();
+    };
     const handle = Object.assign(promise, {
-      close: (): Promise<void> => {
-        closed = true;
-        activation?.end();
-        return Promise.resolve();
-      },
+      close,
+      [Symbol.asyncDispose]: close, // `await using watched = guard.watch(child)`
       progress: (): void => activation?.progress(),
     });
     const result = (code: number | null, exitSignal: string | null): WatchResult<E> => ({

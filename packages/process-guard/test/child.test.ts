@@ -224,6 +224,16 @@ describe("watch(child): results and lifecycle", () => {
     await expect(handle).resolves.toEqual({ code: null, signal: "SIGKILL", error: null });
   });
 
+  it("closes on `await using` (Symbol.asyncDispose)", async () => {
+    const logged = await ready([]);
+    const guard = timeGuard(fast);
+    {
+      await using _watched = guard.watch(logged.child);
+      expect(guard.active.size).toBe(1);
+    }
+    expect(guard.active.size).toBe(0);
+  });
+
   it("treats options.signal as close()", async () => {
     const logged = await ready([]);
     const controller = new AbortController();
