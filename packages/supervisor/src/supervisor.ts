@@ -42,6 +42,9 @@ const optionsSchema = z.strictObject({
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
+/** Starts a constructed daemon's parts; defined in {@link Supervisor}'s static block (it reaches private fields). */
+let startParts: (sup: Supervisor, socket: string, socketMode: number, signal?: AbortSignal) => Promise<void>;
+
 /**
  * The running daemon: an `EventEmitter` of {@link SupervisorEvents} (`job`, `done`, `ingest`, `run`,
  * `reject`); it never emits `error`.
@@ -56,16 +59,22 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #closing: Promise<void> | undefined;
   #logger: Logger;
 
-  /** @internal use {@link startSupervisor} */
-  constructor(
-    storage: SupervisorStorage,
-    parts: (context: DaemonContext) => {
-      directory: FetcherDirectory;
-      server: WorkerServer;
-      checkpointer: Checkpointer | undefined;
-    },
-    logger: Logger,
-  ) {
+  static {
+    startParts = async (sup, socket, socketMode, signal) => {
+      await sup.#directory.start();
+      signal?.throwIfAborted();
+      await sup.#server.listen(socket, socketMode);
+      signal?.throwIfAborted();
+    };
+  }
+
+  /**
+   * @internal use {@link startSupervisor}
+   * @param storage - an open, upgraded storage, owned by the daemon from now on
+   * @param fetchersDir - the fetcher directory
+   * @param logger - the daemon's logger
+   */
+  constructor(storage: SupervisorStorage, fetchersDir: string, logger: Logger) {
     super();
     this.storage = storage;
     this.#logger = logger;
@@ -89,7 +98,9 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         }
       },
     };
-    ({ directory: this.#directory, server: this.#server, checkpointer: this.#checkpointer } = parts(context));
+    this.#directory = new FetcherDirectory(fetchersDir, storage, context);
+    this.#server = new WorkerServer(storage, this.#directory, context);
+    this.#checkpointer = startCheckpointer(storage, logger);
   }
 
   /** Counters since start (a copy). */
@@ -147,21 +158,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Super
   let supervisor: Supervisor | undefined;
   try {
     storage.upgrade();
-    let server: WorkerServer | undefined;
-    let directory: FetcherDirectory | undefined;
-    supervisor = new Supervisor(
-      storage,
-      (context) => {
-        directory = new FetcherDirectory(fetchersDir, storage, context);
-        server = new WorkerServer(storage, directory, context);
-        return { directory, server, checkpointer: startCheckpointer(storage, db, logger) };
-      },
-      logger,
-    );
-    await directory!.start();
-    signal?.throwIfAborted();
-    await server!.listen(socket, socketMode);
-    signal?.throwIfAborted();
+    supervisor = new Supervisor(storage, fetchersDir, logger);
+    await startParts(supervisor, socket, socketMode, signal);
   } catch (error) {
     if (supervisor) await supervisor.close();
     else storage.close();
@@ -182,10 +180,10 @@ const walSizeLimitBytes = 64 * 1024 * 1024;
  * inline auto-checkpoint, which would otherwise stall one commit in a thousand pages; restores it
  * (SQLite's default, 1 000 pages) if that thread dies.
  */
-function startCheckpointer(storage: SupervisorStorage, db: string, logger: Logger): Checkpointer | undefined {
-  if (db === ":memory:" || db === "") return undefined;
+function startCheckpointer(storage: SupervisorStorage, logger: Logger): Checkpointer | undefined {
+  if (storage.db.memory) return undefined;
   storage.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
-  const checkpointer = new Checkpointer(db, checkpointIntervalMs, logger, () => {
+  const checkpointer = new Checkpointer(storage.db.name, checkpointIntervalMs, logger, () => {
     logger.warn("the background WAL checkpointer stopped; checkpointing inline from now on");
     if (!storage.closed) storage.db.pragma("wal_autocheckpoint = 1000");
   });
