@@ -45,6 +45,9 @@ const concurrency = Number(values.concurrency);
 const figures = values.figures.split(",");
 const options = { clientBatchSize, serverBatchSize: Number(serverBatchSize), concurrency };
 
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
+/** The process's RSS before any data exists: Node, tsx's loader thread and the modules. */
+const baseRss = mb(process.memoryUsage.rss());
 await requireService("RabbitMQ", AMQP_URL);
 if (backends.includes("postgres")) await requireService("PostgreSQL", PG_URL);
 
@@ -67,15 +70,16 @@ function randomCalls(count: number, size: number): Array<Map<string, bigint>> {
   return calls;
 }
 
-/** Samples this process's RSS every 50 ms; returns the peak in MB when stopped. */
+/** Samples this process's RSS every 50 ms; when stopped, returns the peak in MB and the RSS at the start. */
 function rssSampler() {
-  let peak = process.memoryUsage.rss();
+  const before = process.memoryUsage.rss();
+  let peak = before;
   const timer = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage.rss());
   }, 50);
   return () => {
     clearInterval(timer);
-    return Math.round(Math.max(peak, process.memoryUsage.rss()) / 1024 / 1024);
+    return { peak: mb(Math.max(peak, process.memoryUsage.rss())), before: mb(before) };
   };
 }
 
@@ -163,11 +167,11 @@ try {
     const target = await sqlite.fresh();
     await target.storage.close();
     const one = randomCalls(items, items)[0] as Map<string, bigint>;
-    const { seconds, peak } = await throughBroker(target.spec, async (client) => {
+    const { seconds, rss } = await throughBroker(target.spec, async (client) => {
       const sample = rssSampler();
       const started = performance.now();
       if (!(await client.contentAdd(one))) throw new Error("the single call resolved false");
-      return { seconds: (performance.now() - started) / 1_000, peak: sample() };
+      return { seconds: (performance.now() - started) / 1_000, rss: sample() };
     });
     print({
       name: "contentAdd one call through RabbitMQ",
@@ -175,7 +179,10 @@ try {
       items,
       seconds: +seconds.toFixed(2),
       itemsPerSecond: Math.round(items / seconds),
-      peakRssMB: peak,
+      peakRssMB: rss.peak,
+      rssBeforeCallMB: rss.before,
+      clientOverheadMB: rss.peak - rss.before,
+      baselineRssMB: baseRss,
       targetRssMB: 300,
     });
   }
@@ -203,7 +210,7 @@ try {
     const { seconds, peak } = await throughBroker(target.spec, async (client) => {
       const sample = rssSampler();
       const s = await timed(calls, client, concurrency);
-      return { seconds: s, peak: sample() };
+      return { seconds: s, peak: sample().peak };
     });
     print({
       name: "contentAdd through RabbitMQ",

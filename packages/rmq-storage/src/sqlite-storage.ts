@@ -23,6 +23,10 @@ export interface SqliteStorageOptions {
   synchronous?: "normal" | "full";
   /** How long a write waits for another process's lock, in ms. Default 5 000. */
   busyTimeoutMs?: number;
+  /** The page cache of the connection, in KiB. Default 65 536 (64 MiB). */
+  cacheSizeKiB?: number;
+  /** WAL pages after which a commit checkpoints the WAL into the database (`PRAGMA wal_autocheckpoint`). Default 10 000 (about 40 MB). */
+  walAutocheckpoint?: number;
   /** Where write failures are logged. Default: silent. */
   logger?: Logger;
 }
@@ -34,6 +38,16 @@ const optionsSchema = z.strictObject({
     .int({ error: "an integer number of milliseconds" })
     .min(0, { error: "a number of milliseconds ≥ 0" })
     .default(5_000),
+  cacheSizeKiB: z
+    .number({ error: "a number of KiB" })
+    .int({ error: "an integer number of KiB" })
+    .min(64, { error: "an integer number of KiB ≥ 64" })
+    .default(65_536),
+  walAutocheckpoint: z
+    .number({ error: "a number of pages" })
+    .int({ error: "an integer number of pages" })
+    .min(0, { error: "an integer number of pages ≥ 0" })
+    .default(10_000),
   logger: loggerSchema,
 });
 
@@ -90,6 +104,8 @@ export async function openSqliteStorage(
     db = new Database(path, { timeout: parsed.busyTimeoutMs });
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);
+    db.pragma(`cache_size = -${parsed.cacheSizeKiB}`);
+    db.pragma(`wal_autocheckpoint = ${parsed.walAutocheckpoint}`);
     db.defaultSafeIntegers(true);
     const database = db;
     database.transaction(() => database.exec(schemaSql)).immediate();
@@ -120,30 +136,66 @@ export class SqliteStorage extends BaseStorage {
     };
   }
 
-  #transaction(body: () => void): void {
-    this.#db.transaction(body).immediate();
+  #queued: Array<{ body: () => void; done: (error?: unknown) => void }> = [];
+
+  /**
+   * Group commit: the writes queued within one turn of the event loop (typically the batches of several
+   * queues of a server) share one transaction. When that transaction fails, each write is retried in its
+   * own, so every write still commits or fails as a whole.
+   */
+  #transaction(body: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queued.push({ body, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (this.#queued.length === 1) setImmediate(() => this.#flush());
+    });
   }
 
-  protected writeContent(rows: Array<[Sha1, Timestamp]>): void {
+  #flush(): void {
+    const writes = this.#queued;
+    this.#queued = [];
+    try {
+      this.#db
+        .transaction(() => {
+          for (const write of writes) write.body();
+        })
+        .immediate();
+      for (const write of writes) write.done();
+    } catch (groupError) {
+      if (writes.length === 1) {
+        writes[0]?.done(groupError);
+        return;
+      }
+      for (const write of writes) {
+        try {
+          this.#db.transaction(write.body).immediate();
+          write.done();
+        } catch (error) {
+          write.done(error);
+        }
+      }
+    }
+  }
+
+  protected writeContent(rows: Array<[Sha1, Timestamp]>): Promise<void> {
     const insert = this.#sql(
       `INSERT INTO content (sha1, date) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("content")}`,
     );
-    this.#transaction(() => {
+    return this.#transaction(() => {
       for (const [id, date] of rows) insert.run(hex(id), date);
     });
   }
 
-  protected writeDirectory(rows: Array<[Sha1, DirectoryData]>): void {
+  protected writeDirectory(rows: Array<[Sha1, DirectoryData]>): Promise<void> {
     const insert = this.#sql(
       `INSERT INTO directory (sha1, date, flat) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("directory")}, flat = max(directory.flat, excluded.flat)`,
     );
-    this.#transaction(() => {
+    return this.#transaction(() => {
       for (const [id, { date, flat }] of rows) insert.run(hex(id), date, flat ? 1 : 0);
     });
   }
 
-  protected writeLocation(paths: Path[]): void {
-    this.#transaction(() => this.#insertLocations(paths));
+  protected writeLocation(paths: Path[]): Promise<void> {
+    return this.#transaction(() => this.#insertLocations(paths));
   }
 
   #insertLocations(paths: Path[]): void {
@@ -151,21 +203,21 @@ export class SqliteStorage extends BaseStorage {
     for (const path of paths) insert.run(path);
   }
 
-  protected writeOrigin(rows: Array<[Sha1, string]>): void {
+  protected writeOrigin(rows: Array<[Sha1, string]>): Promise<void> {
     const insert = this.#sql(
       "INSERT INTO origin (sha1, url) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET url = coalesce(origin.url, excluded.url)",
     );
-    this.#transaction(() => {
+    return this.#transaction(() => {
       for (const [id, url] of rows) insert.run(hex(id), url);
     });
   }
 
-  protected writeRevision(rows: Array<[Sha1, RevisionData | null]>): void {
+  protected writeRevision(rows: Array<[Sha1, RevisionData | null]>): Promise<void> {
     const bare = this.#sql("INSERT OR IGNORE INTO revision (sha1) VALUES (?)");
     const full = this.#sql(
       `INSERT INTO revision (sha1, date, origin) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("revision")}, origin = coalesce(excluded.origin, revision.origin)`,
     );
-    this.#transaction(() => {
+    return this.#transaction(() => {
       for (const [id, data] of rows) {
         if (data === null) bare.run(hex(id));
         else full.run(hex(id), data.date, data.origin === null ? null : hex(data.origin));
@@ -173,7 +225,7 @@ export class SqliteStorage extends BaseStorage {
     });
   }
 
-  protected writeRelation({ relation, src, dst, srcIds, dstIds, paths, rows }: RelationRows): void {
+  protected writeRelation({ relation, src, dst, srcIds, dstIds, paths, rows }: RelationRows): Promise<void> {
     const ensure = (entity: EntityType) => this.#sql(`INSERT OR IGNORE INTO ${entity} (sha1) VALUES (?)`);
     const withPath = relationHasPath(relation);
     const insert = this.#sql(
@@ -181,7 +233,7 @@ export class SqliteStorage extends BaseStorage {
         ? `INSERT OR IGNORE INTO ${relation} (src, dst, loc) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?), (SELECT id FROM location WHERE path = ?)`
         : `INSERT OR IGNORE INTO ${relation} (src, dst) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?)`,
     );
-    this.#transaction(() => {
+    return this.#transaction(() => {
       for (const id of srcIds) ensure(src).run(hex(id));
       for (const id of dstIds) ensure(dst).run(hex(id));
       this.#insertLocations(paths);
@@ -286,6 +338,7 @@ export class SqliteStorage extends BaseStorage {
   }
 
   protected closeBackend(): void {
+    if (this.#queued.length > 0) this.#flush();
     this.#db.close();
   }
 }

@@ -43,6 +43,8 @@ describe("openSqliteStorage", () => {
     for (const [options, name] of [
       [{ synchronous: "off" }, "synchronous"],
       [{ busyTimeoutMs: -1 }, "busyTimeoutMs"],
+      [{ cacheSizeKiB: 1 }, "cacheSizeKiB"],
+      [{ walAutocheckpoint: 1.5 }, "walAutocheckpoint"],
       [{ logger: {} }, "logger"],
       [{ nope: 1 }, "nope"],
     ] as const) {
@@ -67,6 +69,35 @@ describe("openSqliteStorage", () => {
     saboteur.close();
     expect(await storage.contentAdd(new Map([[randomId(), 1n]]))).toBe(false);
     expect(errors).toHaveLength(1);
+    await storage.close();
+  });
+
+  it("commits concurrent writes together, yet each write succeeds or fails as a whole", async () => {
+    const path = file();
+    const storage = await openSqliteStorage(path);
+    const saboteur = new Database(path);
+    saboteur.exec(
+      "CREATE TRIGGER fail BEFORE INSERT ON content WHEN NEW.date = 666 BEGIN SELECT RAISE(ABORT, 'no'); END",
+    );
+    saboteur.close();
+    const [a, b, c, d] = [randomId(), randomId(), randomId(), randomId()];
+    const results = await Promise.all([
+      storage.contentAdd(new Map([[a, 1n]])),
+      storage.contentAdd(
+        new Map([
+          [b, 2n],
+          [c, 666n],
+        ]),
+      ),
+      storage.contentAdd(new Map([[d, 4n]])),
+    ]);
+    expect(results).toEqual([true, false, true]);
+    expect(await storage.contentGet([a, b, c, d])).toEqual(
+      new Map([
+        [a, 1n],
+        [d, 4n],
+      ]),
+    );
     await storage.close();
   });
 
