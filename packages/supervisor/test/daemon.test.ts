@@ -202,6 +202,9 @@ describe("protocol", () => {
 
   it("answers a raw client byte for byte: READY, DONE, NOJOBS, several commands per connection", async () => {
     const { p, sup } = await withJobs("only  0 1 \n");
+    const events: unknown[] = [];
+    sup.on("job", (e) => events.push(["job", e]));
+    sup.on("done", (e) => events.push(["done", e]));
     const conn = await RawConnection.open(p.socket);
     cleanups.push(() => conn.close());
     expect(await conn.send("READY\n")).toBe("JOB only  0 1\n");
@@ -211,6 +214,11 @@ describe("protocol", () => {
       { attr_path: "only", exit_code: 0 },
     ]);
     expect(sup.stats()).toMatchObject({ dispatched: 1, finished: 1, connections: 1 });
+    const at = expect.any(Number);
+    expect(events).toEqual([
+      ["job", { attrPath: "only", payload: " 0 1", startedAt: at }],
+      ["done", { attrPath: "only", exitCode: 0, finishedAt: at }],
+    ]);
   });
 
   it("answers every command of a half-closed client, the last one even without \\n (fix), then ends", async () => {
@@ -378,6 +386,27 @@ describe("following fetcher files", () => {
     expect(Math.max(...batches)).toBeLessThanOrEqual(2_000 + 65_536 / 10);
     expect(runs(sup)).toEqual([{ fetcher: "big", runStarted: 1, isComplete: true }]);
   }, 90_000);
+
+  it("treats a file replaced under its name as a new file: the old run goes, the new content is read", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "old 1\n");
+    const { sup } = await daemon(p);
+    const changes: string[] = [];
+    sup.on("run", (e) => changes.push(e.change));
+    const staging = join(p.root, "next.txt");
+    writeFileSync(staging, "new 1\n");
+    renameSync(staging, join(p.fetchersDir, "f.1.txt"));
+    await waitFor(
+      () =>
+        rows(sup)
+          .map((r) => r.attr)
+          .join() === "new",
+      10_000,
+      "the replacement",
+    );
+    expect(changes).toEqual(["deleted", "added", "completed"]);
+    expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: true }]);
+  });
 
   it("reads a .part again from the start when it shrinks below the offset, with a warning", async () => {
     const p = paths();
