@@ -297,6 +297,7 @@ export class Activation implements Scope, Tickable {
       const due = this.#anchor + this.#first + level * this.#step;
       if (now < due) return;
       // an own-process signal is the watchdog's to send; the event follows once it has
+      if (this.#slot && !this.#slot.alive) this.#withoutWatchdog();
       if (this.#slot && ownSignalAt(this.config, level) !== undefined && this.#slot.sent < level) return;
       this.#fire(level, now);
     }
@@ -309,7 +310,7 @@ export class Activation implements Scope, Tickable {
     try {
       done = this.target.act(level, error, () => this.ended);
     } catch (failure) {
-      this.#actFailed(failure);
+      this.#actFailed(level, error, failure);
       return;
     }
     if (typeof done === "string") {
@@ -327,14 +328,34 @@ export class Activation implements Scope, Tickable {
       },
       (failure: unknown) => {
         this.#busy = false;
-        this.#actFailed(failure);
+        this.#actFailed(level, error, failure);
+        this.#advance(clock());
       },
     );
   }
 
-  #actFailed(failure: unknown): void {
-    if (failure instanceof ProcessGone) this.end();
-    else this.logger.error({ err: failure }, "process-guard: an escalation step failed");
+  /** A gone target ends the activation; any other failure is logged and the ladder goes on. */
+  #actFailed(level: Level, error: GuardError, failure: unknown): void {
+    if (failure instanceof ProcessGone) {
+      this.end();
+      return;
+    }
+    this.logger.error({ err: failure }, `process-guard: level ${level} failed`);
+    this.#sentLevel(
+      level,
+      error,
+      `nothing (it failed: ${(failure as Error)?.message ?? String(failure)})`,
+      true,
+    );
+  }
+
+  /** The watchdog worker died: the main thread sends the own-process signals itself from now on. */
+  #withoutWatchdog(): void {
+    this.logger.warn(
+      "process-guard: the watchdog worker is gone; own-process signals now come from the main thread",
+    );
+    this.#slot = undefined;
+    (this.target as InProcessTarget).viaWatchdog = false;
   }
 
   #error(level: Level, now: number): GuardError {

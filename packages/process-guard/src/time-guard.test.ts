@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { busy, delay } from "../test/helpers.js";
+import { Activation } from "./activation.js";
 import { ExecutionTimeout } from "./errors.js";
 import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
 
@@ -269,6 +270,43 @@ describe("TimeGuard.run", () => {
     await delay(150);
     expect(signal.aborted).toBe(false);
     expect(events).toHaveLength(0);
+  });
+});
+
+describe("failing escalation steps", () => {
+  it("logs a step that throws and goes on with the ladder", async () => {
+    const errors: string[] = [];
+    const logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error: (_f: unknown, m?: string) => errors.push(m ?? ""),
+    };
+    const { guard, events } = fastGuard({ gracePeriodMs: 20, logger });
+    const target = {
+      act: () => {
+        throw new Error("step bug");
+      },
+      sampler: () => () => 0,
+    };
+    const activation = new Activation(guard, {
+      target,
+      parent: undefined,
+      onExternal: "close",
+      ownProcess: false,
+    });
+    await once(guard, "warning");
+    activation.end();
+    expect(events.map((e) => [e.event.level, e.event.action])).toEqual([
+      [0, "nothing (it failed: step bug)"],
+      [1, "nothing (it failed: step bug)"],
+      [2, "nothing (it failed: step bug)"],
+    ]);
+    expect(errors).toEqual([
+      "process-guard: level 0 failed",
+      "process-guard: level 1 failed",
+      "process-guard: level 2 failed",
+    ]);
   });
 });
 

@@ -135,6 +135,11 @@ export class LadderSlot {
     this.#f = slot * FLOATS;
   }
 
+  /** Whether the watchdog worker still runs. */
+  get alive(): boolean {
+    return this.#watchdog.alive;
+  }
+
   /** The highest level the watchdog has acted on since the last restart (-1: none). */
   get sent(): number {
     return Atomics.load(this.#ints, this.#i + S_SENT);
@@ -196,6 +201,11 @@ export class Watchdog {
     this.#worker.on("exit", () => {
       this.#dead = true;
     });
+  }
+
+  /** Whether the worker still runs. */
+  get alive(): boolean {
+    return !this.#dead;
   }
 
   /** Wakes the worker so that it recomputes its next deadline. */
