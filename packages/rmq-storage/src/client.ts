@@ -115,6 +115,9 @@ const optionsSchema = z
     error: "only one of waitPerBatch and waitPerBatchMs",
   });
 
+/** Most messages a client keeps published but unconfirmed by the broker: bounds what it buffers. */
+const CONFIRM_WINDOW = 256;
+
 interface Message {
   id: string;
   exchange: string;
@@ -156,6 +159,9 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   readonly #closing = new AbortController();
   #link: Link | undefined;
   #closed: Promise<void> | undefined;
+  /** Messages published and not yet confirmed by the broker; publishing pauses at {@link CONFIRM_WINDOW}. */
+  #unconfirmed = 0;
+  #windowOpen: Array<() => void> = [];
 
   private constructor(options: z.output<typeof optionsSchema>) {
     super();
@@ -286,6 +292,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   }
 
   async #publish(call: Call, message: Message): Promise<void> {
+    while (this.#unconfirmed >= CONFIRM_WINDOW && this.#link && !this.#closed)
+      await new Promise<void>((resolve) => this.#windowOpen.push(resolve));
     const link = this.#link;
     if (!link || !this.#calls.has(call.id) || !call.pending.has(message.id)) return;
     const { channel } = link;
@@ -302,6 +310,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         replyTo: link.replyTo,
       },
       (error) => {
+        this.#unconfirmed--;
+        for (const resume of this.#windowOpen.splice(0)) resume();
         // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
         if (error && error.message === "message nacked") {
           this.#options.logger.error({ method: call.method }, "the broker nacked a message");
@@ -309,6 +319,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         }
       },
     );
+    this.#unconfirmed++;
     if (!written) await drained(channel);
   }
 
@@ -470,6 +481,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
 
   async #close(): Promise<void> {
     this.#closing.abort();
+    for (const resume of this.#windowOpen.splice(0)) resume();
     for (const call of [...this.#calls.values()]) this.#settle(call, false);
     const link = this.#link;
     this.#link = undefined;

@@ -50,14 +50,19 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
 
 async function passive(connection: ChannelModel, names: string[]) {
   const out = new Map<string, { ready: number; consumers: number }>();
-  let channel = await connection.createChannel();
+  const open = async () => {
+    const channel = await connection.createChannel();
+    channel.on("error", () => {});
+    return channel;
+  };
+  let channel = await open();
   for (const name of names) {
     try {
       const ok = await channel.checkQueue(name);
       out.set(name, { ready: ok.messageCount, consumers: ok.consumerCount });
     } catch {
       // A missing queue closes the channel (404): open another one.
-      channel = await connection.createChannel();
+      channel = await open();
     }
   }
   await channel.close().catch(() => {});
