@@ -1,8 +1,18 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
+import { once } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ExecutionTimeout, type GuardError, type InterruptEvent, timeGuard } from "../src/index.js";
 import { isAlive } from "../src/process-info.js";
-import { cleanup, delay, exited, type Logged, packageDir, signalLogger, startLogger } from "./helpers.js";
+import {
+  cleanup,
+  delay,
+  exited,
+  goneWithin,
+  type Logged,
+  packageDir,
+  signalLogger,
+  startLogger,
+} from "./helpers.js";
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -52,6 +62,7 @@ describe("watch(child): the escalation ladder", () => {
     guard.on("interrupt", (event) => events.push(event));
     const since = performance.now();
     const result = await guard.watch(logged.child);
+    await logged.closed; // 'exit' can come before the last lines are read
     expect(received(logged)).toEqual(["SIGINT", "SIGINT", "SIGTERM"]);
     times(logged, since).forEach((at, level) => {
       expect(at).toBeGreaterThanOrEqual(200 + level * 200 - 5);
@@ -72,6 +83,7 @@ describe("watch(child): the escalation ladder", () => {
     const logged = await readyFork([]);
     const guard = timeGuard(fast);
     const result = await guard.watch(logged.child);
+    await logged.closed;
     expect(received(logged)).toEqual(["message:0", "SIGINT", "SIGTERM"]);
     const message = logged.entries.find((e) => e.message)!.message;
     expect(message).toEqual({ type: "x-guard:interrupt", reason: "timeout", level: 0 });
@@ -82,6 +94,7 @@ describe("watch(child): the escalation ladder", () => {
     const logged = await ready(["--ignore"]);
     const guard = timeGuard({ ...fast, interruptType: "signal", sendKill: true });
     const result = await guard.watch(logged.child);
+    await logged.closed;
     expect(received(logged)).toEqual(["SIGINT", "SIGTERM"]);
     expect(result).toMatchObject({ code: null, signal: "SIGKILL" });
     expect(result.error!.level).toBe(2);
@@ -128,6 +141,7 @@ describe("watch(child): the escalation ladder", () => {
     }
     expect(received(logged)).toEqual([]);
     const result = await handle;
+    await logged.closed;
     expect(received(logged)).toEqual(["SIGINT", "SIGINT", "SIGTERM"]);
     expect(result.code).toBe(3);
   });
@@ -135,43 +149,56 @@ describe("watch(child): the escalation ladder", () => {
 
 describe("watch(child): process groups", () => {
   it("signals the whole group when the target leads one, the pid alone otherwise", async () => {
-    const leader = await ready(["--grandchild", "--exit-on", "SIGINT"], { detached: true });
+    // both exit at level 1 (SIGTERM): level 0 (SIGINT) reaches the members well before any sweep
+    const leader = await ready(["--grandchild"], { detached: true });
     const grandchild = await leader.waitFor((e) => e.ready === true && e.pid !== leader.child.pid);
-    const member = await ready(["--grandchild", "--exit-on", "SIGINT"]);
+    const member = await ready(["--grandchild"]);
     const memberChild = await member.waitFor((e) => e.ready === true && e.pid !== member.child.pid);
+    children.push({ pid: memberChild.pid } as ChildProcess); // not in a group of its own: clean it up by pid
     const guard = timeGuard(fast);
     const actions: string[] = [];
-    guard.on("interrupt", (e) => actions.push(e.action));
+    guard.on("interrupt", (e) => e.level === 0 && actions.push(e.action));
     await Promise.all([guard.watch(leader.child), guard.watch(member.child)]);
-    expect(received(leader, grandchild.pid)).toEqual(["SIGINT"]);
-    expect(received(member, memberChild.pid)).toEqual([]); // not in its own group: the pid alone
+    await member.waitFor((e) => e.pid === member.child.pid && e.signal === "SIGTERM");
+    expect(received(leader, grandchild.pid)[0]).toBe("SIGINT");
+    expect(received(member, memberChild.pid)).toEqual([]); // the pid alone
     expect(actions.sort()).toEqual([
       `SIGINT to pid ${member.child.pid}`,
       `SIGINT to process group ${leader.child.pid}`,
     ]);
-    cleanup({ pid: memberChild.pid } as ChildProcess);
   });
 
   it("sweeps the group with SIGKILL once the leader exits, so ignoring members do not outlive it", async () => {
-    const leader = await ready(["--grandchild", "--exit-on", "SIGINT"], { detached: true });
+    const leader = await ready(["--grandchild"], { detached: true });
     const grandchild = await leader.waitFor((e) => e.ready === true && e.pid !== leader.child.pid);
     const guard = timeGuard(fast);
     const result = await guard.watch(leader.child);
-    expect(result.code).toBe(3);
-    await delay(100);
-    expect(received(leader, grandchild.pid)).toEqual(["SIGINT"]); // it ignored it…
-    expect(isAlive(grandchild.pid)).toBe(false); // …and was swept
+    expect(result.code).toBe(3); // the leader left at SIGTERM
+    await leader.closed; // the grandchild held stdout open until it was swept
+    expect(received(leader, grandchild.pid)[0]).toBe("SIGINT"); // it ignored the ladder…
+    expect(await goneWithin(grandchild.pid, 2_000)).toBe(true); // …and was swept
   });
 
   it("does not sweep when the guard sent nothing, or after close()", async () => {
     const quiet = await ready(["--grandchild", "--exit-after", "100"], { detached: true });
     const quietGrandchild = await quiet.waitFor((e) => e.ready === true && e.pid !== quiet.child.pid);
-    const guard = timeGuard(fast);
-    const result = await guard.watch(quiet.child);
+    children.push({ pid: quietGrandchild.pid } as ChildProcess);
+    const result = await timeGuard({ timeout: 30, checkInterval: 20 }).watch(quiet.child);
     expect(result).toEqual({ code: 0, signal: null, error: null });
     await delay(100);
     expect(isAlive(quietGrandchild.pid)).toBe(true);
-    process.kill(quietGrandchild.pid, "SIGKILL");
+
+    const closing = await ready(["--grandchild"], { detached: true });
+    const closingGrandchild = await closing.waitFor((e) => e.ready === true && e.pid !== closing.child.pid);
+    children.push({ pid: closingGrandchild.pid } as ChildProcess);
+    const guard = timeGuard(fast);
+    const handle = guard.watch(closing.child);
+    await once(guard, "interrupt"); // level 0 went to the group
+    await handle.close();
+    closing.child.kill("SIGTERM");
+    expect((await handle).error!.level).toBe(0);
+    await delay(100);
+    expect(isAlive(closingGrandchild.pid)).toBe(true);
   });
 
   it("never signals the group it belongs to itself", async () => {
@@ -268,6 +295,7 @@ describe("watch({ pid })", () => {
   it("escalates on a pid and resolves with nulls and the error once it is gone", async () => {
     const logged = await ready([]);
     const result = await timeGuard(fast).watch({ pid: logged.child.pid! });
+    await logged.closed;
     expect(received(logged)).toEqual(["SIGINT", "SIGINT", "SIGTERM"]);
     expect(result.code).toBeNull();
     expect(result.signal).toBeNull();

@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseGuardArgs, runGuardCommand } from "../src/command.js";
-import { isAlive } from "../src/process-info.js";
-import { delay, signalLogger, startTs } from "./helpers.js";
+import { goneWithin, signalLogger, startTs } from "./helpers.js";
 
 const cli = new URL("../src/cli.ts", import.meta.url).pathname;
 const node = process.execPath;
@@ -265,8 +264,7 @@ describe("x-guard: signals", () => {
       .filter((entry) => entry.ready)
       .map((entry) => entry.pid as number);
     expect(pids).toHaveLength(2);
-    await delay(100);
-    for (const pid of pids) expect(isAlive(pid)).toBe(false);
+    for (const pid of pids) expect(await goneWithin(pid, 2_000)).toBe(true);
   });
 });
 

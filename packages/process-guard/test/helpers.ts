@@ -23,6 +23,8 @@ export interface Logged {
   started: number;
   /** Resolves with the first entry matching `test`. */
   waitFor(test: (entry: Entry) => boolean, timeoutMs?: number): Promise<Entry>;
+  /** Resolves once stdout is closed: every line the process (and its children) wrote has been read. */
+  closed: Promise<void>;
 }
 
 /** Starts `node signal-logger.mjs args` (or another fixture) and collects its log lines. */
@@ -73,7 +75,11 @@ export function collect(child: ChildProcess): Logged {
       waiters.add(check);
       check();
     });
-  return { child, entries, started, waitFor };
+  const closed = new Promise<void>((resolve) => {
+    if (!child.stdout) resolve();
+    else child.stdout.once("close", () => resolve());
+  });
+  return { child, entries, started, waitFor, closed };
 }
 
 /** Resolves once the child has exited. */
@@ -134,6 +140,17 @@ export function startTs(
 /** Runs a TypeScript module file in a fresh Node process and resolves when it has ended. */
 export function runTs(file: string, args: string[] = [], options: SpawnOptions & { input?: string } = {}) {
   return startTs(file, args, options).done;
+}
+
+/** Whether `pid` is gone (a zombie counts) within `ms`: a killed process takes a moment to become one. */
+export async function goneWithin(pid: number, ms: number): Promise<boolean> {
+  const { isAlive } = await import("../src/process-info.js");
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    if (!isAlive(pid)) return true;
+    await delay(20);
+  }
+  return !isAlive(pid);
 }
 
 /** Sleeps `ms` (real timers). */
