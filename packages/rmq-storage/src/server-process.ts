@@ -38,3 +38,5 @@ process.on("message", async (message: { type: "start"; options: ChildOptions } |
   }
 });
 process.on("disconnect", stop);
+// A terminal's Ctrl-C reaches the whole process group: the parent decides when its children stop.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => {});

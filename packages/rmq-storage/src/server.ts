@@ -158,8 +158,15 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       await channel.prefetch(prefetch, false);
       this.#connection = connection;
       this.#channel = channel;
-      channel.once("close", () => this.#lost(connection, channel));
-      connection.once("close", () => this.#lost(connection, channel));
+      // Losses during the setup fail the setup (the caller retries); afterwards they start a reconnect.
+      let ready = false;
+      let closed = false;
+      const onClose = () => {
+        closed = true;
+        if (ready) this.#lost(connection, channel);
+      };
+      channel.once("close", onClose);
+      connection.once("close", onClose);
       this.#consumers = await Promise.all(
         queues.map(async (spec) => {
           const worker = this.#workers.get(spec.name) as QueueWorker;
@@ -170,7 +177,13 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
           return consumerTag;
         }),
       );
+      ready = true;
+      if (closed) this.#lost(connection, channel);
     } catch (error) {
+      if (this.#connection === connection) {
+        this.#channel = undefined;
+        this.#connection = undefined;
+      }
       await connection.close().catch(() => {});
       throw error;
     }
