@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, delay, signalLogger, startLogger } from "../test/helpers.js";
+import { cleanup, delay, recordingLogger, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
@@ -105,13 +105,8 @@ describe("MemGuard escalation", () => {
   });
 
   it("logs a failed sample at warn and skips it; a gone target ends the activation", async () => {
-    const warnings: string[] = [];
-    const logger = {
-      debug() {},
-      info() {},
-      error() {},
-      warn: (_f: unknown, m?: string) => warnings.push(m ?? ""),
-    };
+    const { logger, logged } = recordingLogger();
+    const warnings = logged.warn;
     const s = scripted({ maxMemoryBytes: 1_000, logger }, 1);
     s.set(new Error("EIO"));
     await delay(50);

@@ -10,6 +10,7 @@ import {
   goneWithin,
   type Logged,
   packageDir,
+  recordingLogger,
   signalLogger,
   startLogger,
 } from "./helpers.js";
@@ -327,20 +328,14 @@ describe("watch(child): signal errors", () => {
       if (target === pid && signal !== 0) throw Object.assign(new Error("kill EPERM"), { code: "EPERM" });
       return kill(target, signal);
     });
-    const warnings: string[] = [];
-    const logger = {
-      debug() {},
-      info() {},
-      error() {},
-      warn: (_f: unknown, m?: string) => warnings.push(m ?? ""),
-    };
+    const { logger, logged: log } = recordingLogger();
     const guard = timeGuard({ ...fast, gracePeriodMs: 50, logger });
     const levels: number[] = [];
     guard.on("interrupt", (e) => levels.push(e.level));
     const handle = guard.watch(logged.child);
     await new Promise((resolve) => guard.once("warning", resolve));
     expect(levels).toEqual([0, 1, 2]);
-    expect(warnings.filter((w) => w.includes("could not send"))).toHaveLength(3);
+    expect(log.warn.filter((w) => w.includes("could not send"))).toHaveLength(3);
     vi.restoreAllMocks();
     logged.child.kill("SIGKILL");
     await handle;

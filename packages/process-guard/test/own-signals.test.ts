@@ -1,13 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { runTs } from "./helpers.js";
+import { jsonLines, runTs } from "./helpers.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the fixture prints loosely shaped JSON
+const parse = (stdout: string) => jsonLines(stdout) as any[];
 
 const script = new URL("./fixtures/own-signals.ts", import.meta.url).pathname;
-const parse = (stdout: string) =>
-  stdout
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
 
 describe("own-process signals (allowProcessSignals)", () => {
   it("sends the ladder's signals to our own process from the watchdog, then emits each level", async () => {

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { runTs, startTs } from "./helpers.js";
+import { jsonLines as lines, runTs, startTs } from "./helpers.js";
 
 const script = new URL("./fixtures/run-sync.ts", import.meta.url).pathname;
-
-function lines(stdout: string): Record<string, unknown>[] {
-  return stdout
-    .trim()
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
 
 describe("runSync", () => {
   it("stops a synchronous busy loop with ExecutionTimeout, and the process stays healthy", async () => {
