@@ -17,6 +17,7 @@ import { queueDepth, waitFor } from "./broker.js";
 import { apply, generateFixture, randomId } from "./fixture.js";
 import { AMQP_URL, requireService } from "./services.js";
 import { directDump, fileDump, reader, sandbox } from "./stack.js";
+import { startTcpProxy } from "./tcp-proxy.js";
 
 const box = sandbox("cs");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
@@ -161,6 +162,42 @@ describe("options", () => {
 });
 
 describe("client", () => {
+  it("an aborted signal stops connecting", async () => {
+    const storage = await openSqliteStorage(":memory:");
+    const signal = AbortSignal.abort();
+    expect(await code(RmqStorageClient.connect({ url: AMQP_URL, storage, signal }))).toBe(
+      "ERR_X_RMQ_STORAGE_CONNECT",
+    );
+    await storage.close();
+  });
+
+  it("resolves false by the timeout while the broker stays unreachable, and stops reconnecting on close", async () => {
+    const prefix = box.prefix();
+    const fake = await fakeServer(prefix);
+    const proxy = await startTcpProxy(AMQP_URL);
+    const storage = await openSqliteStorage(":memory:");
+    const client = await RmqStorageClient.connect({
+      url: proxy.url,
+      storage,
+      prefix,
+      waitMinMs: 1_000,
+      waitPerBatchMs: 0,
+    });
+    const reconnects: number[] = [];
+    client.on("reconnect", ({ attempt }) => reconnects.push(attempt));
+    await proxy.close();
+    const started = Date.now();
+    expect(await client.contentAdd(new Map([[idIn("9"), 1n]]))).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(990);
+    expect(reconnects.length).toBeGreaterThan(0);
+    await client.close();
+    const after = reconnects.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(reconnects.length).toBe(after);
+    await storage.close();
+    await fake.close();
+  });
+
   it("fails fast (false within 1 s) when no queue is bound", async () => {
     const prefix = box.prefix();
     const storage = await openSqliteStorage(":memory:");
