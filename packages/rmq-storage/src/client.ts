@@ -366,19 +366,18 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       const map = data as Map<Sha1, unknown>;
       for (const [routingKey, ids] of splitKeys(caller, map, method))
         for (let i = 0; i < ids.length; i += batchSize) {
-          const slice = ids.slice(i, i + batchSize);
+          // The slice is made when the message is encoded: pending messages hold no copies.
           add(routingKey, () =>
             encodeRequest(
               method,
-              slice.map((id) => [id, map.get(id)]),
+              ids.slice(i, i + batchSize).map((id) => [id, map.get(id)]),
             ),
           );
         }
     } else {
       for (const [routingKey, items] of splitItems(caller, data, method, relation))
         for (let i = 0; i < items.length; i += batchSize) {
-          const slice = items.slice(i, i + batchSize);
-          add(routingKey, () => encodeRequest(method, slice));
+          add(routingKey, () => encodeRequest(method, items.slice(i, i + batchSize)));
         }
     }
     return messages;
