@@ -72,6 +72,19 @@ describe("openSqliteStorage", () => {
     await storage.close();
   });
 
+  it("rejects a failed read with ERR_X_RMQ_STORAGE_BACKEND and its cause", async () => {
+    const path = file();
+    const storage = await openSqliteStorage(path);
+    const saboteur = new Database(path);
+    saboteur.exec("DROP TABLE content");
+    saboteur.close();
+    const error = await storage.contentGet([randomId()]).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_BACKEND")).toBe(true);
+    expect((error as Error).message).toContain("contentGet");
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    await storage.close();
+  });
+
   it("commits concurrent writes together, yet each write succeeds or fails as a whole", async () => {
     const path = file();
     const storage = await openSqliteStorage(path);
