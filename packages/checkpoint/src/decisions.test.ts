@@ -1,14 +1,7 @@
 // One test (or group) per entry of the spec's "Decisions where the seed is wrong or silent".
 import { describe, expect, it } from "vitest";
-import {
-  AsyncCache,
-  at,
-  deferred,
-  expectCode,
-  RecordingCache,
-  recordingDependent,
-  waitFor,
-} from "../test/helpers.js";
+import { waitFor } from "../../../test-support/wait-for.js";
+import { AsyncCache, at, deferred, expectCode, RecordingCache, recordingDependent } from "../test/helpers.js";
 import { Checkpoint, Dependency, MemoryCache, pausable } from "./index.js";
 
 /** A dependency whose downtime check returns the next of `results` (custom checks accept any marker). */

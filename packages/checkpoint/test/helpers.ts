@@ -99,12 +99,3 @@ export function deferred<T = void>() {
   });
   return { promise, resolve, reject };
 }
-
-/** Polls `condition` every 5 ms until it holds, failing after `timeoutMs`. */
-export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
