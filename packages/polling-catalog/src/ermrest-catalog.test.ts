@@ -1,6 +1,7 @@
 import { XError } from "@x/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { closedPort, recordingFetch, recordingLogger } from "../test/helpers.js";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
+import { closedPort, recordingFetch } from "../test/helpers.js";
 import { startStubServer } from "../test/stub-server.js";
 import {
   ConcurrentUpdate,

@@ -1,7 +1,10 @@
+import { recordingLogger } from "../../../test-support/recording-logger.js";
+import { AMQP_URL } from "../../../test-support/services.js";
+import { uniqueName } from "../../../test-support/unique-name.js";
 import type { AmqpEvent, WakeEvent } from "../src/index.js";
 import { PollingErmrestCatalog } from "../src/index.js";
 import { type FakeErmrest, startFakeErmrest } from "../src/testing/index.js";
-import { amqpUrl, deleteExchange, recordingLogger, uniqueName } from "./helpers.js";
+import { deleteExchange } from "./helpers.js";
 
 /** Options of {@link startAgentHarness}. */
 export interface HarnessOptions {
@@ -19,14 +22,14 @@ export async function startAgentHarness(options: HarnessOptions = {}) {
   const exchange = uniqueName("pc-notices");
   const fake: FakeErmrest = await startFakeErmrest({
     tables: { "S:Job": { key: ["id"], columns: ["state"] } },
-    ...(options.notices === false ? {} : { amqpUrl, noticeExchange: exchange }),
+    ...(options.notices === false ? {} : { amqpUrl: AMQP_URL, noticeExchange: exchange }),
   });
   const recorder = recordingLogger();
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
     server: fake.server,
     catalogId: fake.catalogId,
-    amqpServer: options.agentAmqp ?? amqpUrl,
+    amqpServer: options.agentAmqp ?? AMQP_URL,
     noticeExchange: exchange,
     logger: recorder.logger,
   });

@@ -1,14 +1,17 @@
 import { XError } from "@x/core";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
+import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { ConcurrentUpdate, PollingErmrestCatalog } from "../src/index.js";
 import { startAgentHarness } from "./agent-harness.js";
-import { amqpUrl, BrokerProxy, closedPort, requireBroker, waitFor } from "./helpers.js";
+import { closedPort } from "./helpers.js";
 
 let broker: ChannelModel;
 beforeAll(async () => {
-  await requireBroker();
-  broker = await amqp.connect(amqpUrl);
+  await requireService("RabbitMQ", AMQP_URL);
+  broker = await amqp.connect(AMQP_URL);
 });
 afterAll(async () => {
   await broker?.close();
@@ -472,7 +475,7 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
   });
 
   it("with a lost connection: warns, polls meanwhile, and re-binds 5 s later with a rebind drain", async () => {
-    const proxy = await new BrokerProxy().start();
+    const proxy = await startTcpProxy(AMQP_URL);
     cleanups.push(() => proxy.close());
     const h = await harness({ agentAmqp: proxy.url });
     let calls = 0;

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { requireBroker } from "./helpers.js";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 
@@ -28,7 +28,7 @@ function runExample(onLine?: (line: string, child: ReturnType<typeof spawn>) => 
 }
 
 describe("the example agent", () => {
-  beforeAll(requireBroker);
+  beforeAll(() => requireService("RabbitMQ", AMQP_URL));
 
   it("finishes by itself with every job complete exactly once", async () => {
     const { code, stdout } = await runExample();

@@ -1,13 +1,17 @@
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
+import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
+import { uniqueName } from "../../../test-support/unique-name.js";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { startFakeErmrest } from "../src/testing/index.js";
-import { amqpUrl, BrokerProxy, closedPort, requireBroker, uniqueName, waitFor } from "./helpers.js";
+import { closedPort } from "./helpers.js";
 import { raw } from "./http.js";
 
 let connection: ChannelModel;
 beforeAll(async () => {
-  await requireBroker();
-  connection = await amqp.connect(amqpUrl);
+  await requireService("RabbitMQ", AMQP_URL);
+  connection = await amqp.connect(AMQP_URL);
 });
 afterAll(async () => {
   await connection?.close();
@@ -47,7 +51,7 @@ describe("fake ERMrest change notices", () => {
     const listener = await listen(exchange);
     await using fake = await startFakeErmrest({
       tables: { "S:T": { key: ["id"], rows: [{ id: 1 }] } },
-      amqpUrl,
+      amqpUrl: AMQP_URL,
       noticeExchange: exchange,
     });
     try {
@@ -72,7 +76,7 @@ describe("fake ERMrest change notices", () => {
 
   it("declares the exchange as a non-durable, non-auto-deleted fanout, as ERMrest does", async () => {
     const exchange = uniqueName("fake-declare");
-    await using _fake = await startFakeErmrest({ tables: {}, amqpUrl, noticeExchange: exchange });
+    await using _fake = await startFakeErmrest({ tables: {}, amqpUrl: AMQP_URL, noticeExchange: exchange });
     // The channel below deletes the exchange when done.
     const channel = await connection.createChannel();
     try {
@@ -97,7 +101,7 @@ describe("fake ERMrest change notices", () => {
   it("reconnects on the next publish after losing the broker, and swallows a second failure", async () => {
     const exchange = uniqueName("fake-reconnect");
     const listener = await listen(exchange);
-    const proxy = await new BrokerProxy().start();
+    const proxy = await startTcpProxy(AMQP_URL);
     await using fake = await startFakeErmrest({
       tables: { "S:T": { key: ["id"] } },
       amqpUrl: proxy.url,
