@@ -1,6 +1,6 @@
 import amqp from "amqplib";
+import { AMQP_URL } from "../../../test-support/services.js";
 import { topology, topologyNames } from "../src/amqp.js";
-import { AMQP_URL } from "./services.js";
 
 /** Deletes every queue and exchange of a prefixed topology (what a test declared). */
 export async function deleteTopology(prefix: string): Promise<void> {
@@ -24,20 +24,5 @@ export async function queueDepth(queue: string): Promise<{ ready: number; consum
     return null;
   } finally {
     await connection.close().catch(() => {});
-  }
-}
-
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  timeoutMs = 20_000,
-  what = "condition",
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

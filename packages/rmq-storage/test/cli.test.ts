@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
 import { openSqliteStorage, RmqStorageServer } from "../src/index.js";
-import { AMQP_URL, requireService } from "./services.js";
 import { sandbox } from "./stack.js";
 
 const box = sandbox("cli");

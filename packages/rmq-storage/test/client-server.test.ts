@@ -2,6 +2,9 @@ import { randomBytes } from "node:crypto";
 import { XError } from "@x/core";
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
+import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { declareTopology, topology } from "../src/amqp.js";
 import {
   EntityType,
@@ -13,11 +16,9 @@ import {
 } from "../src/index.js";
 import { workerQueues } from "../src/routing.js";
 import { encodeReply } from "../src/wire.js";
-import { queueDepth, waitFor } from "./broker.js";
+import { queueDepth } from "./broker.js";
 import { apply, generateFixture, randomId } from "./fixture.js";
-import { AMQP_URL, requireService } from "./services.js";
 import { directDump, fileDump, reader, sandbox } from "./stack.js";
-import { startTcpProxy } from "./tcp-proxy.js";
 
 const box = sandbox("cs");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);

@@ -1,9 +1,10 @@
 import { XError } from "@x/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PG_URL, requireService } from "../../../test-support/services.js";
+import { uniqueName } from "../../../test-support/unique-name.js";
 import { openPostgresStorage, RelationType } from "../src/index.js";
 import { randomId } from "./fixture.js";
-import { PG_URL, requireService, uniqueName } from "./services.js";
 import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";
 
 const schemas: string[] = [];

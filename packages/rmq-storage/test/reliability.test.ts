@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AMQP_URL, requireService } from "../../../test-support/services.js";
+import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { EntityType, openSqliteStorage, RmqStorageClient, RmqStorageServer } from "../src/index.js";
-import { queueDepth, waitFor } from "./broker.js";
+import { queueDepth } from "./broker.js";
 import { apply, type Call, generateFixture } from "./fixture.js";
-import { AMQP_URL, requireService } from "./services.js";
 import { bigContentCall, directDump, fileDump, reader, sandbox, spawnServer } from "./stack.js";
-import { startTcpProxy } from "./tcp-proxy.js";
 
 const box = sandbox("rel");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);

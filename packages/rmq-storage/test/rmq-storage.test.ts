@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
+import { AMQP_URL, PG_URL, requireService } from "../../../test-support/services.js";
+import { uniqueName } from "../../../test-support/unique-name.js";
 import {
   openPostgresStorage,
   openSqliteStorage,
@@ -11,7 +13,6 @@ import {
   RmqStorageServer,
 } from "../src/index.js";
 import { deleteTopology } from "./broker.js";
-import { AMQP_URL, PG_URL, requireService, uniqueName } from "./services.js";
 import { storageSuite } from "./storage-suite.js";
 
 const dir = mkdtempSync(join(tmpdir(), "rmq-storage-suite-"));

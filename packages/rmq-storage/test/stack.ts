@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { uniqueName } from "../../../test-support/unique-name.js";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { openSqliteStorage, type ProvenanceStorage } from "../src/index.js";
-import { deleteTopology, waitFor } from "./broker.js";
+import { deleteTopology } from "./broker.js";
 import { apply, type Call, dump } from "./fixture.js";
-import { uniqueName } from "./services.js";
 
 /** A per-file sandbox: a temp directory for SQLite files and unique topology prefixes, all removed by `cleanup`. */
 export function sandbox(tag: string) {
