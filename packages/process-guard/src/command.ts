@@ -2,11 +2,8 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
-import { ExitCode, onShutdownSignals, signalExitCode } from "@x/core";
-import { type MemGuard, memGuard, type TimeGuard, timeGuard, type WatchHandle } from "./guard.js";
-import { isCode } from "./process-info.js";
+import { ExitCode, onShutdownSignals } from "@x/core";
+import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 import { parseDuration, parseSize } from "./units.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
@@ -40,10 +37,7 @@ A first SIGINT or SIGTERM to x-guard is forwarded to the command's process group
 
 /** Exit statuses of x-guard. */
 export const GuardExit = {
-  TIMEOUT: 124,
-  MEMORY: 125,
-  CANNOT_RUN: 126,
-  NOT_FOUND: 127,
+  ...GuardedExitCode,
   USAGE: ExitCode.USAGE,
   FAILURE: ExitCode.FAILURE,
 } as const;
@@ -125,21 +119,6 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
   return line;
 }
 
-/** Copies a piped child stream to ours byte for byte, calling `onChunk` for each chunk; respects backpressure. */
-function copy(from: Readable, to: Writable, onChunk: () => void): Promise<void> {
-  return new Promise((resolve) => {
-    from.on("data", (chunk: Buffer) => {
-      onChunk();
-      if (!to.write(chunk)) {
-        from.pause();
-        to.once("drain", () => from.resume());
-      }
-    });
-    from.once("close", () => resolve());
-    from.once("error", () => resolve());
-  });
-}
-
 /**
  * Runs x-guard with `args` and resolves with the exit status (it does not exit the process).
  *
@@ -166,144 +145,32 @@ export async function runGuardCommand(args: string[]): Promise<number> {
     return 0;
   }
 
-  const { sendKill } = line;
-  const time =
-    line.timeout === undefined
-      ? undefined
-      : timeGuard({
-          timeout: line.timeout,
-          gracePeriod: line.grace,
-          interruptType: "signal",
-          sendKill,
-          checkInterval: 100,
-        });
-  const memory =
-    line.maxMemoryBytes === undefined
-      ? undefined
-      : memGuard({
-          maxMemoryBytes: line.maxMemoryBytes,
-          metric: "tree",
-          gracePeriod: 0,
-          secondaryGracePeriod: line.grace,
-          interruptType: "signal",
-          sendKill,
-          checkInterval: 100,
-        });
-
-  const state: RunState = { forwarded: false };
-  time?.on("interrupt", ({ level, error, action }) => {
-    state.decided ??= GuardExit.TIMEOUT;
-    stderr.write(`x-guard: time limit reached (level ${level}): ${action} [${error.message}]\n`);
+  const [file, ...rest] = line.command as [string, ...string[]];
+  const command = runGuardedCommand(file, rest, {
+    timeout: line.timeout,
+    maxMemoryBytes: line.maxMemoryBytes,
+    gracePeriod: line.grace,
+    sendKill: line.sendKill,
+    progressOnOutput: line.progressOnOutput,
+    onInterrupt: ({ limit, level, action, error }) => {
+      const what = limit === "time" ? "time limit reached" : "memory limit exceeded";
+      stderr.write(`x-guard: ${what} (level ${level}): ${action} [${error.message}]\n`);
+    },
   });
-  memory?.on("interrupt", ({ level, error, action }) => {
-    state.decided ??= GuardExit.MEMORY;
-    stderr.write(`x-guard: memory limit exceeded (level ${level}): ${action} [${error.message}]\n`);
+  // The toolkit's convention: the first SIGINT or SIGTERM goes to the command's group as it is, a second one
+  // forces with SIGKILL; the group is swept once the command exits.
+  const removeHandlers = onShutdownSignals((signal) => command.kill(signal), {
+    force: () => command.kill("SIGKILL"),
   });
-
-  // Signal handlers go in before the command starts, with the toolkit's convention: the first SIGINT or
-  // SIGTERM is forwarded to the command's group as it is, a second one forces with SIGKILL.
-  const toGroup = (signal: NodeJS.Signals) => {
-    state.forwarded = true;
-    const { child } = state;
-    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid, signal);
-    } catch {
-      // the group is gone
-    }
-  };
-  const removeHandlers = onShutdownSignals(toGroup, { force: () => toGroup("SIGKILL") });
   try {
-    return await supervise(line, time, memory, state);
+    const { exitCode, spawnError } = await command;
+    if (spawnError !== undefined) {
+      const why =
+        exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
+      stderr.write(`x-guard: ${file}: ${why}\n`);
+    }
+    return exitCode;
   } finally {
     removeHandlers();
   }
-}
-
-/** What x-guard knows while the command runs. */
-interface RunState {
-  child?: ChildProcess;
-  /** SIGINT or SIGTERM was forwarded to the group. */
-  forwarded: boolean;
-  /** 124 or 125, once a guard has sent a level. */
-  decided?: number;
-}
-
-/** Runs the command under the guards and returns x-guard's exit status. */
-async function supervise(
-  line: GuardCommandLine,
-  time: TimeGuard | undefined,
-  memory: MemGuard | undefined,
-  state: RunState,
-): Promise<number> {
-  const stderr = process.stderr;
-  const [file, ...rest] = line.command as [string, ...string[]];
-  const piped = line.progressOnOutput;
-  const output = piped ? "pipe" : "inherit";
-  const child = spawn(file, rest, { detached: true, stdio: ["inherit", output, output] });
-  state.child = child;
-
-  const spawned = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
-    child.once("spawn", () => resolve(undefined));
-    child.once("error", (error) => resolve(error));
-  });
-  if (spawned !== undefined) {
-    if (isCode(spawned, "ENOENT")) {
-      stderr.write(`x-guard: ${file}: command not found\n`);
-      return GuardExit.NOT_FOUND;
-    }
-    stderr.write(`x-guard: ${file}: cannot run: ${spawned.message}\n`);
-    return GuardExit.CANNOT_RUN;
-  }
-
-  const handles: WatchHandle[] = [];
-  const timeHandle = time?.watch(child);
-  if (timeHandle) handles.push(timeHandle);
-  if (memory) handles.push(memory.watch(child));
-
-  const copies: Promise<void>[] = [];
-  if (piped) {
-    const onChunk = () => timeHandle?.progress();
-    process.stdout.on("error", () => {});
-    copies.push(copy(child.stdout!, process.stdout, onChunk), copy(child.stderr!, process.stderr, onChunk));
-  }
-
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    } else child.once("exit", (code, signal) => resolve({ code, signal }));
-  });
-  await Promise.all(handles);
-  // a forwarded signal counts as sent for the sweep: background jobs must not outlive the command
-  if (state.forwarded) {
-    try {
-      process.kill(-child.pid!, "SIGKILL");
-    } catch {
-      // nothing left in the group
-    }
-  }
-  if (copies.length > 0) await drain(copies, [child.stdout!, child.stderr!]);
-
-  if (state.decided !== undefined) return state.decided;
-  if (exit.code !== null) return exit.code;
-  return signalExitCode(exit.signal!);
-}
-
-/**
- * Waits for the remaining output, but not for ever: a background process may hold the pipes open after the
- * command exited. Gives up after 500 ms without a chunk.
- */
-async function drain(copies: Promise<void>[], streams: Readable[]): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const idle = new Promise<void>((resolve) => {
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(resolve, 500);
-    };
-    arm();
-    for (const stream of streams) stream.on("data", arm);
-  });
-  await Promise.race([Promise.all(copies), idle]);
-  clearTimeout(timer);
-  for (const stream of streams) stream.destroy();
 }

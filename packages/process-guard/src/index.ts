@@ -30,6 +30,15 @@ export {
   type Wrapped,
 } from "./guard.js";
 export {
+  type GuardedCommand,
+  type GuardedCommandOptions,
+  type GuardedCommandResult,
+  GuardedExitCode,
+  type GuardedInterruptEvent,
+  type GuardedLimit,
+  runGuardedCommand,
+} from "./guarded-command.js";
+export {
   type CommonGuardOptions,
   InterruptType,
   type MemGuardOptions,
@@ -39,7 +48,4 @@ export {
 export { type ProgressTarget, progressLoop } from "./progress-loop.js";
 export { runSync } from "./run-sync.js";
 export type { InterruptMessage, InterruptReason, Level } from "./targets.js";
-
-/** Package version, for diagnostics. */
-export const version = "0.1.0";
 export { parseDuration, parseSize } from "./units.js";

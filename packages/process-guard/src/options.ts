@@ -117,17 +117,25 @@ export interface RunSyncConfig {
 /** The floor between escalation levels, in ms (the seed's code; its docs' "one second" is wrong). */
 export const MIN_LEVEL_GAP_MS = 10;
 
-const seconds = "a finite number of seconds ≥ 0";
-const millis = "a finite number of milliseconds ≥ 0";
-const nonNegative = (expected: string) => z.number({ error: expected }).min(0, { error: expected });
-const bool = z.boolean({ error: "a boolean" });
-const interval = z
+// Zod fields and expected-value texts shared by the package's option schemas (guarded-command.ts too).
+
+/** What a duration option in seconds expects. */
+export const seconds = "a finite number of seconds ≥ 0";
+/** What a duration option in ms expects. */
+export const millis = "a finite number of milliseconds ≥ 0";
+/** A number ≥ 0 (zod 4 rejects infinities), with `expected` as the message. */
+export const nonNegative = (expected: string) => z.number({ error: expected }).min(0, { error: expected });
+/** A boolean option. */
+export const bool = z.boolean({ error: "a boolean" });
+/** A polling interval in ms, > 0. */
+export const interval = z
   .number({ error: "a finite number of milliseconds > 0" })
   .gt(0, { error: "a finite number of milliseconds > 0" });
 const interruptType = z.enum(["exception", "signal", "exception_then_signal"], {
   error: 'one of "exception", "signal", "exception_then_signal"',
 });
-const logger = z.custom<Logger>(
+/** A pino-shaped logger option. */
+export const logger = z.custom<Logger>(
   (value) =>
     typeof value === "object" &&
     value !== null &&
@@ -182,7 +190,8 @@ function withoutUndefined(input: unknown): unknown {
   return out;
 }
 
-function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+/** Validates `input` (keys whose value is `undefined` count as absent); throws `ERR_X_GUARD_OPTIONS`. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   return parseOptions(schema, withoutUndefined(input), GuardErrorCode.OPTIONS, GuardError);
 }
 

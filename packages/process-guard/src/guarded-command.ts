@@ -1,0 +1,332 @@
+import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { type Logger, signalExitCode, silentLogger } from "@x/core";
+import { z } from "zod";
+import { type InterruptEvent, memGuard, type TimeWatchHandle, timeGuard, type WatchHandle } from "./guard.js";
+import { bool, InterruptType, interval, logger, millis, nonNegative, parse, seconds } from "./options.js";
+import { isCode } from "./process-info.js";
+
+/** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
+export const GuardedExitCode = {
+  /** The time limit was reached (whatever happened next). */
+  TIMEOUT: 124,
+  /** The memory limit was exceeded. */
+  MEMORY: 125,
+  /** The command exists but cannot be run (not executable, a directory, …). */
+  CANNOT_RUN: 126,
+  /** The command was not found. */
+  NOT_FOUND: 127,
+} as const;
+
+/** Which limit stopped a command. */
+export type GuardedLimit = "time" | "memory";
+
+/** An `"interrupt"` event of one of the command's guards, with the limit it belongs to. */
+export interface GuardedInterruptEvent extends InterruptEvent {
+  limit: GuardedLimit;
+}
+
+/** Options of {@link runGuardedCommand}. At least one limit is usual, none is allowed (then only `signal` stops). */
+export interface GuardedCommandOptions {
+  /** Time limit, in seconds (fractions allowed). Default: none. */
+  timeout?: number;
+  /** Time limit, in ms; wins over `timeout` when given. */
+  timeoutMs?: number;
+  /** Limit on the resident memory of the command and all its descendants, in KiB. Default: none. */
+  maxMemory?: number;
+  /** The same limit, in bytes; wins over `maxMemory` when given. */
+  maxMemoryBytes?: number;
+  /**
+   * Time between escalation levels, in seconds: after the time limit, after a stop by `signal`, and between the
+   * memory guard's later levels. Default 15 (5 between the memory guard's levels).
+   */
+  gracePeriod?: number;
+  /** The same, in ms; wins over `gracePeriod` when given. */
+  gracePeriodMs?: number;
+  /** The last level sends SIGKILL instead of SIGTERM. Default `false`. */
+  sendKill?: boolean;
+  /**
+   * Restart the time limit whenever the command writes to stdout or stderr. Its stdout and stderr then go
+   * through pipes and are copied, byte for byte, to this process's stdout and stderr (whatever `stdio` says
+   * for them). Default `false`.
+   */
+  progressOnOutput?: boolean;
+  /** Passed to `spawn()`. Default `"inherit"`. */
+  stdio?: StdioOptions;
+  /** The command's environment. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The command's working directory. Default: ours. */
+  cwd?: string;
+  /**
+   * Stops the command: SIGTERM to its process group, then the ladder (SIGINT, SIGTERM, then SIGTERM or SIGKILL)
+   * every grace period; the group is swept after the command exits. Already aborted: rejects with its reason
+   * and runs nothing.
+   */
+  signal?: AbortSignal;
+  /** Called once the command has started, with its pid (also its process group id) and the `ChildProcess`. */
+  onSpawn?: (pid: number, child: ChildProcess) => void;
+  /** Called after each escalation step a limit took. */
+  onInterrupt?: (event: GuardedInterruptEvent) => void;
+  /** How often the guards look, in ms. Default 100. */
+  checkInterval?: number;
+  /** A pino-shaped logger: each escalation step (warn) and each stop (info). Default: silent. */
+  logger?: Logger;
+}
+
+/** How a guarded command ended. */
+export interface GuardedCommandResult {
+  /**
+   * The status to report: 124 once the time limit acted, 125 once the memory limit did (the first limit to act
+   * wins), 127 when the command was not found, 126 when it cannot be run, 128+n when signal n killed it,
+   * otherwise its own exit code.
+   */
+  exitCode: number;
+  /** The limit that acted first, if any. */
+  limit: GuardedLimit | undefined;
+  /** The command's own exit code (`null` after a signal or when it did not start). */
+  code: number | null;
+  /** The signal that ended the command, if any. */
+  signal: NodeJS.Signals | null;
+  /** The command's pid, when it started. */
+  pid: number | undefined;
+  /** Why it did not start (`spawn`'s error), when it did not. */
+  spawnError: NodeJS.ErrnoException | undefined;
+}
+
+/** {@link runGuardedCommand}'s handle: a promise of the result, plus `kill()`. */
+export type GuardedCommand = Promise<GuardedCommandResult> & {
+  /**
+   * Sends `signal` to the command's process group as it is (no ladder), e.g. to forward a signal we received;
+   * the group is then swept after the command exits. Returns `false` when the command is not running.
+   */
+  kill(signal: NodeJS.Signals): boolean;
+};
+
+const fn = <F>() => z.custom<F>((value) => typeof value === "function", { error: "a function" });
+
+const schema = z.strictObject({
+  timeout: nonNegative(seconds).optional(),
+  timeoutMs: nonNegative(millis).optional(),
+  maxMemory: nonNegative("a finite number of KiB ≥ 0").optional(),
+  maxMemoryBytes: nonNegative("a finite number of bytes ≥ 0").optional(),
+  gracePeriod: nonNegative(seconds).optional(),
+  gracePeriodMs: nonNegative(millis).optional(),
+  sendKill: bool.optional(),
+  progressOnOutput: bool.optional(),
+  stdio: z
+    .custom<StdioOptions>((value) => typeof value === "string" || Array.isArray(value), {
+      error: 'spawn()\'s stdio ("inherit", "pipe", "ignore" or an array)',
+    })
+    .optional(),
+  env: z.record(z.string(), z.string().optional(), { error: "an object of strings" }).optional(),
+  cwd: z.string({ error: "a directory path (string)" }).optional(),
+  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  onSpawn: fn<NonNullable<GuardedCommandOptions["onSpawn"]>>().optional(),
+  onInterrupt: fn<NonNullable<GuardedCommandOptions["onInterrupt"]>>().optional(),
+  checkInterval: interval.optional(),
+  logger: logger.optional(),
+});
+
+const argsSchema = z.strictObject({
+  command: z
+    .string({ error: "a program (non-empty string)" })
+    .min(1, { error: "a program (non-empty string)" }),
+  args: z.array(z.string(), { error: "an array of strings" }),
+});
+
+/**
+ * Runs `command args…` in its own process group under a time and/or memory limit (metric `"tree"`: the command
+ * and all its descendants), with the guards' signal ladder to the whole group: SIGINT, then SIGTERM after the
+ * grace period, then SIGTERM again (SIGKILL with `sendKill`). A group that received a signal is swept with
+ * SIGKILL once the command exits, so its background jobs do not outlive it. The handle's promise never rejects
+ * for the command (a command that cannot start resolves with 126 or 127).
+ *
+ * @param command - the program, found through `PATH`
+ * @param args - its arguments, passed untouched
+ * @param options - see {@link GuardedCommandOptions}
+ * @returns a {@link GuardedCommand}: the result's promise, with `kill(signal)`
+ * @throws GuardError `ERR_X_GUARD_OPTIONS` (synchronously) for a bad argument or option; rejects with
+ *   `signal.reason` when `signal` is already aborted
+ *
+ * @example
+ * ```ts
+ * const { exitCode, limit } = await runGuardedCommand("make", ["-j4"], { timeout: 3600, maxMemory: 4 * 1024 ** 2 });
+ * ```
+ */
+export function runGuardedCommand(
+  command: string,
+  args: readonly string[],
+  options: GuardedCommandOptions = {},
+): GuardedCommand {
+  parse(argsSchema, { command, args });
+  const o = parse(schema, options);
+  const state: RunState = { signalled: false };
+  const kill = (signal: NodeJS.Signals): boolean => {
+    const { child } = state;
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+    state.signalled = true;
+    return killGroup(child.pid, signal);
+  };
+  const promise = o.signal?.aborted ? Promise.reject(o.signal.reason) : run(command, args, o, state);
+  return Object.assign(promise, { kill });
+}
+
+type Parsed = z.output<typeof schema>;
+
+/** What the handle's `kill()` shares with the run. */
+interface RunState {
+  child?: ChildProcess;
+  /** Someone sent the group a signal (`kill()` or a stop): sweep it once the command exits. */
+  signalled: boolean;
+}
+
+async function run(
+  command: string,
+  args: readonly string[],
+  o: Parsed,
+  state: RunState,
+): Promise<GuardedCommandResult> {
+  const log = o.logger ?? silentLogger;
+  const graceMs = o.gracePeriodMs ?? (o.gracePeriod === undefined ? undefined : o.gracePeriod * 1000);
+  const ladder = {
+    interruptType: InterruptType.signal,
+    sendKill: o.sendKill ?? false,
+    checkInterval: o.checkInterval ?? 100,
+    logger: log,
+  };
+  const piped = o.progressOnOutput ?? false;
+  const child = spawn(command, args, {
+    detached: true,
+    stdio: piped ? stdinOnly(o.stdio ?? "inherit") : (o.stdio ?? "inherit"),
+    env: o.env ?? process.env,
+    ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+  });
+  state.child = child;
+  const spawnError = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    child.once("spawn", () => resolve(undefined));
+    child.once("error", (error) => resolve(error));
+  });
+  if (spawnError !== undefined) {
+    const exitCode = isCode(spawnError, "ENOENT") ? GuardedExitCode.NOT_FOUND : GuardedExitCode.CANNOT_RUN;
+    return { exitCode, limit: undefined, code: null, signal: null, pid: undefined, spawnError };
+  }
+  const pid = child.pid!;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode });
+    } else child.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+
+  let limit: GuardedLimit | undefined;
+  const onInterrupt = (which: GuardedLimit) => (event: InterruptEvent) => {
+    limit ??= which;
+    log.warn({ limit: which, level: event.level, pid }, `${which} limit: ${event.action}`);
+    o.onInterrupt?.({ ...event, limit: which });
+  };
+  const handles: WatchHandle[] = [];
+  let timeHandle: TimeWatchHandle | undefined;
+  const timeoutMs = o.timeoutMs ?? (o.timeout === undefined ? undefined : o.timeout * 1000);
+  if (timeoutMs !== undefined) {
+    const time = timeGuard({ ...ladder, timeoutMs, gracePeriodMs: graceMs });
+    time.on("interrupt", onInterrupt("time"));
+    timeHandle = time.watch(child);
+    handles.push(timeHandle);
+  }
+  const maxMemoryBytes = o.maxMemoryBytes ?? (o.maxMemory === undefined ? undefined : o.maxMemory * 1024);
+  if (maxMemoryBytes !== undefined) {
+    const memory = memGuard({ ...ladder, maxMemoryBytes, metric: "tree", secondaryGracePeriodMs: graceMs });
+    memory.on("interrupt", onInterrupt("memory"));
+    handles.push(memory.watch(child));
+  }
+
+  const stop = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    log.info({ pid }, "stopping the command: SIGTERM to its process group");
+    state.signalled = true;
+    if (!killGroup(pid, "SIGTERM")) return;
+    const escalation = timeGuard({ ...ladder, timeoutMs: graceMs ?? 15_000, gracePeriodMs: graceMs });
+    handles.push(escalation.watch(child));
+  };
+  o.signal?.addEventListener("abort", stop, { once: true });
+  if (o.signal?.aborted) stop(); // aborted while the command was starting
+
+  const copies: Promise<void>[] = [];
+  if (piped) {
+    const onChunk = () => timeHandle?.progress();
+    process.stdout.on("error", ignore);
+    copies.push(copy(child.stdout!, process.stdout, onChunk), copy(child.stderr!, process.stderr, onChunk));
+  }
+  try {
+    try {
+      o.onSpawn?.(pid, child);
+    } catch (error) {
+      log.error({ err: error, pid }, "onSpawn threw; the command runs on");
+    }
+    const exit = await exited;
+    await Promise.allSettled(handles);
+    if (state.signalled) killGroup(pid, "SIGKILL"); // the sweep: background jobs must not outlive the command
+    if (copies.length > 0) await drain(copies, [child.stdout!, child.stderr!]);
+    let exitCode: number;
+    if (limit === "time") exitCode = GuardedExitCode.TIMEOUT;
+    else if (limit === "memory") exitCode = GuardedExitCode.MEMORY;
+    else if (exit.code !== null) exitCode = exit.code;
+    else exitCode = signalExitCode(exit.signal!);
+    return { exitCode, limit, code: exit.code, signal: exit.signal, pid, spawnError: undefined };
+  } finally {
+    o.signal?.removeEventListener("abort", stop);
+    process.stdout.off("error", ignore);
+    await Promise.allSettled(handles.map((handle) => handle.close()));
+  }
+}
+
+function ignore(): void {}
+
+/** `stdio` with stdout and stderr piped (for `progressOnOutput`); stdin stays as given. */
+function stdinOnly(stdio: StdioOptions): StdioOptions {
+  const stdin = typeof stdio === "string" ? stdio : (stdio[0] ?? "pipe");
+  return [stdin, "pipe", "pipe"];
+}
+
+/** Sends `signal` to process group `pid`; `false` when the group is gone. */
+function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Copies a piped child stream to ours byte for byte, calling `onChunk` for each chunk; respects backpressure. */
+function copy(from: Readable, to: Writable, onChunk: () => void): Promise<void> {
+  return new Promise((resolve) => {
+    from.on("data", (chunk: Buffer) => {
+      onChunk();
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once("drain", () => from.resume());
+      }
+    });
+    from.once("close", () => resolve());
+    from.once("error", () => resolve());
+  });
+}
+
+/**
+ * Waits for the remaining output, but not for ever: a background process may hold the pipes open after the
+ * command exited. Gives up after 500 ms without a chunk.
+ */
+async function drain(copies: Promise<void>[], streams: Readable[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<void>((resolve) => {
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(resolve, 500);
+    };
+    arm();
+    for (const stream of streams) stream.on("data", arm);
+  });
+  await Promise.race([Promise.all(copies), idle]);
+  clearTimeout(timer);
+  for (const stream of streams) stream.destroy();
+}
