@@ -3,10 +3,11 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorStorage } from "../src/index.js";
 import { runCli } from "./cli-process.js";
 import { type DaemonPaths, daemonPaths, exchange } from "./harness.js";
-import { readDb, waitFor } from "./helpers.js";
+import { readDb } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -2,9 +2,9 @@ import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { type Job, runWorker, SupervisorClient } from "../src/index.js";
 import { type DaemonPaths, daemonPaths, start } from "./harness.js";
-import { waitFor } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

@@ -1,10 +1,11 @@
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorClient } from "../src/index.js";
 import { runCli } from "./cli-process.js";
 import { type DaemonPaths, daemonPaths } from "./harness.js";
-import { readDb, waitFor } from "./helpers.js";
+import { readDb } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

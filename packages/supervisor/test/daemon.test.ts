@@ -13,9 +13,9 @@ import {
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../../test-support/wait-for.js";
 import { type Supervisor, SupervisorStorage, startSupervisor } from "../src/index.js";
 import { type DaemonPaths, daemonPaths, exchange, RawConnection, start } from "./harness.js";
-import { waitFor } from "./helpers.js";
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

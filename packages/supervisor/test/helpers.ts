@@ -23,21 +23,6 @@ export function createOriginalDatabase(path: string, version: 1 | 2 = 2): void {
   }
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  check: () => T | Promise<T>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** Runs `query` on a short-lived read-only connection to `path` (another process's database). */
 export function readDb<T>(path: string, query: (db: Database.Database) => T): T {
   const db = new Database(path, { readonly: true, fileMustExist: true });
