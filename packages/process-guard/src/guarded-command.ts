@@ -1,9 +1,9 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import type { Readable, Writable } from "node:stream";
 import { type Logger, signalExitCode, silentLogger } from "@x/core";
 import { z } from "zod";
 import { type InterruptEvent, memGuard, type TimeWatchHandle, timeGuard, type WatchHandle } from "./guard.js";
 import { bool, InterruptType, interval, logger, millis, nonNegative, parse, seconds } from "./options.js";
+import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 
 /** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
@@ -254,7 +254,10 @@ async function run(
   if (piped) {
     const onChunk = () => timeHandle?.progress();
     process.stdout.on("error", ignore);
-    copies.push(copy(child.stdout!, process.stdout, onChunk), copy(child.stderr!, process.stderr, onChunk));
+    copies.push(
+      copyOutput(child.stdout!, process.stdout, onChunk),
+      copyOutput(child.stderr!, process.stderr, onChunk),
+    );
   }
   try {
     try {
@@ -265,7 +268,7 @@ async function run(
     const exit = await exited;
     await Promise.allSettled(handles);
     if (state.signalled) killGroup(pid, "SIGKILL"); // the sweep: background jobs must not outlive the command
-    if (copies.length > 0) await drain(copies, [child.stdout!, child.stderr!]);
+    if (copies.length > 0) await drainOutput(copies, [child.stdout!, child.stderr!]);
     let exitCode: number;
     if (limit === "time") exitCode = GuardedExitCode.TIMEOUT;
     else if (limit === "memory") exitCode = GuardedExitCode.MEMORY;
@@ -295,38 +298,4 @@ function killGroup(pid: number, signal: NodeJS.Signals): boolean {
   } catch {
     return false;
   }
-}
-
-/** Copies a piped child stream to ours byte for byte, calling `onChunk` for each chunk; respects backpressure. */
-function copy(from: Readable, to: Writable, onChunk: () => void): Promise<void> {
-  return new Promise((resolve) => {
-    from.on("data", (chunk: Buffer) => {
-      onChunk();
-      if (!to.write(chunk)) {
-        from.pause();
-        to.once("drain", () => from.resume());
-      }
-    });
-    from.once("close", () => resolve());
-    from.once("error", () => resolve());
-  });
-}
-
-/**
- * Waits for the remaining output, but not for ever: a background process may hold the pipes open after the
- * command exited. Gives up after 500 ms without a chunk.
- */
-async function drain(copies: Promise<void>[], streams: Readable[]): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const idle = new Promise<void>((resolve) => {
-    const arm = () => {
-      clearTimeout(timer);
-      timer = setTimeout(resolve, 500);
-    };
-    arm();
-    for (const stream of streams) stream.on("data", arm);
-  });
-  await Promise.race([Promise.all(copies), idle]);
-  clearTimeout(timer);
-  for (const stream of streams) stream.destroy();
 }
