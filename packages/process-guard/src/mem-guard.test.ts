@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, delay, recordingLogger, signalLogger, startLogger } from "../test/helpers.js";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
+import { cleanup, delay, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
@@ -105,11 +106,11 @@ describe("MemGuard escalation", () => {
   });
 
   it("logs a failed sample at warn and skips it; a gone target ends the activation", async () => {
-    const { logger, logged } = recordingLogger();
-    const warnings = logged.warn;
+    const { logger, messages } = recordingLogger();
     const s = scripted({ maxMemoryBytes: 1_000, logger }, 1);
     s.set(new Error("EIO"));
     await delay(50);
+    const warnings = messages("warn");
     expect(warnings.length).toBeGreaterThan(0);
     expect(warnings[0]).toContain("skipped");
     expect(s.activation.ended).toBe(false);

@@ -1,7 +1,8 @@
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
-import { busy, delay, recordingLogger } from "../test/helpers.js";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
+import { busy, delay } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { ExecutionTimeout } from "./errors.js";
 import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
@@ -242,7 +243,7 @@ describe("TimeGuard.run", () => {
   });
 
   it("catches and logs a listener's exception; the ladder goes on and nothing crashes", async () => {
-    const { logger, logged } = recordingLogger();
+    const { logger, messages } = recordingLogger();
     const { guard, events } = fastGuard({ gracePeriodMs: 30, logger });
     guard.prependListener("interrupt", () => {
       throw new Error("listener bug");
@@ -255,7 +256,7 @@ describe("TimeGuard.run", () => {
     });
     await delay(10);
     expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
-    expect(logged.error).toEqual(Array(6).fill("process-guard: an event listener threw"));
+    expect(messages("error")).toEqual(Array(6).fill("process-guard: an event listener threw"));
   });
 
   it("ends at once when the task settles: no action, no event, the signal never aborts", async () => {
@@ -274,7 +275,7 @@ describe("TimeGuard.run", () => {
 
 describe("failing escalation steps", () => {
   it("logs a step that throws and goes on with the ladder", async () => {
-    const { logger, logged } = recordingLogger();
+    const { logger, messages } = recordingLogger();
     const { guard, events } = fastGuard({ gracePeriodMs: 20, logger });
     const target = {
       act: () => {
@@ -295,7 +296,7 @@ describe("failing escalation steps", () => {
       [1, "nothing (it failed: step bug)"],
       [2, "nothing (it failed: step bug)"],
     ]);
-    expect(logged.error).toEqual([
+    expect(messages("error")).toEqual([
       "process-guard: level 0 failed",
       "process-guard: level 1 failed",
       "process-guard: level 2 failed",

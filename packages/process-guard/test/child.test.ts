@@ -1,6 +1,7 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { ExecutionTimeout, type GuardError, type InterruptEvent, timeGuard } from "../src/index.js";
 import { isAlive } from "../src/process-info.js";
 import {
@@ -10,7 +11,6 @@ import {
   goneWithin,
   type Logged,
   packageDir,
-  recordingLogger,
   signalLogger,
   startLogger,
 } from "./helpers.js";
@@ -328,14 +328,14 @@ describe("watch(child): signal errors", () => {
       if (target === pid && signal !== 0) throw Object.assign(new Error("kill EPERM"), { code: "EPERM" });
       return kill(target, signal);
     });
-    const { logger, logged: log } = recordingLogger();
+    const { logger, messages } = recordingLogger();
     const guard = timeGuard({ ...fast, gracePeriodMs: 50, logger });
     const levels: number[] = [];
     guard.on("interrupt", (e) => levels.push(e.level));
     const handle = guard.watch(logged.child);
     await new Promise((resolve) => guard.once("warning", resolve));
     expect(levels).toEqual([0, 1, 2]);
-    expect(log.warn.filter((w) => w.includes("could not send"))).toHaveLength(3);
+    expect(messages("warn").filter((w) => w.includes("could not send"))).toHaveLength(3);
     vi.restoreAllMocks();
     logged.child.kill("SIGKILL");
     await handle;

@@ -3,8 +3,9 @@ import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { type GuardedInterruptEvent, runGuardedCommand } from "../src/guarded-command.js";
-import { delay, goneWithin, jsonLines, recordingLogger, signalLogger } from "./helpers.js";
+import { delay, goneWithin, jsonLines, signalLogger } from "./helpers.js";
 
 const node = process.execPath;
 const quiet = { stdio: "ignore" } as const;
@@ -93,7 +94,7 @@ describe("runGuardedCommand", () => {
 
   it("reports 124 once the time limit acted, whatever happened next, with one event and log line per level", async () => {
     const events: GuardedInterruptEvent[] = [];
-    const { logger, logged } = recordingLogger();
+    const { logger, messages } = recordingLogger();
     // SIGINT is ignored (by the loop's sleep too); SIGTERM ends the shell with 5
     const result = await runGuardedCommand(
       "sh",
@@ -107,7 +108,7 @@ describe("runGuardedCommand", () => {
     ]);
     expect(events[0]!.action).toBe(`SIGINT to process group ${result.pid}`);
     expect(events[1]!.action).toBe(`SIGTERM to process group ${result.pid}`);
-    expect(logged.warn).toEqual([
+    expect(messages("warn")).toEqual([
       `time limit: SIGINT to process group ${result.pid}`,
       `time limit: SIGTERM to process group ${result.pid}`,
     ]);
@@ -138,7 +139,7 @@ describe("runGuardedCommand", () => {
 
   it("on abort sends SIGTERM to the group, then the ladder every grace period", async () => {
     const controller = new AbortController();
-    const { logger, logged } = recordingLogger();
+    const { logger, messages } = recordingLogger();
     const child = spawned();
     const running = runGuardedCommand(
       "sh",
@@ -158,7 +159,7 @@ describe("runGuardedCommand", () => {
     // SIGTERM (caught), SIGINT (caught), SIGTERM (caught), then SIGKILL: not a limit, so 128 + 9
     expect(result).toMatchObject({ exitCode: 137, signal: "SIGKILL", limit: undefined });
     expect(child.output()).toBe("ready\nTERM\nINT\nTERM\n");
-    expect(logged.info).toContain("stopping the command: SIGTERM to its process group");
+    expect(messages("info")).toContain("stopping the command: SIGTERM to its process group");
   });
 
   it("rejects with the reason of an already aborted signal and runs nothing", async () => {

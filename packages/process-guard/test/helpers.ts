@@ -153,21 +153,6 @@ export async function goneWithin(pid: number, ms: number): Promise<boolean> {
   return !isAlive(pid);
 }
 
-/** A pino-shaped logger that records each message (the text only) under its level. */
-export function recordingLogger() {
-  const logged = { debug: [] as string[], info: [] as string[], warn: [] as string[], error: [] as string[] };
-  const method = (level: keyof typeof logged) => (first: object | string, message?: string) => {
-    logged[level].push(typeof first === "string" ? first : (message ?? ""));
-  };
-  const logger = {
-    debug: method("debug"),
-    info: method("info"),
-    warn: method("warn"),
-    error: method("error"),
-  };
-  return { logger, logged };
-}
-
 /** The JSON lines a process printed. */
 export function jsonLines(stdout: string): Record<string, unknown>[] {
   return stdout
