@@ -101,11 +101,13 @@ describe("startup", () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "from-txt 1\n");
     writeFileSync(join(p.fetchersDir, "f.1.txt.part"), "from-part 1\n");
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     expect(rows(sup).map((r) => r.attr)).toEqual(["from-txt"]);
     expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: true }]);
     expect(
-      logger.lines.some((l) => l.level === "warn" && (l.fields as { file?: string }).file === "f.1.txt.part"),
+      recorder.records.some(
+        (l) => l.level === "warn" && (l.fields as { file?: string }).file === "f.1.txt.part",
+      ),
     ).toBe(true);
   });
 
@@ -117,12 +119,12 @@ describe("startup", () => {
     mkdirSync(join(p.fetchersDir, "dir.1.txt"));
     symlinkSync(join(p.fetchersDir, "missing"), join(p.fetchersDir, "link.1.txt"));
     writeFileSync(join(p.fetchersDir, "good.1.txt"), "g 1\n");
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     const rejects: unknown[] = [];
     sup.on("reject", (e) => rejects.push(e));
     expect(rows(sup).map((r) => r.attr)).toEqual(["g"]);
     expect(sup.stats().filesIgnored).toBe(5);
-    expect(logger.lines.filter((l) => l.level === "warn")).toHaveLength(5);
+    expect(recorder.records.filter((l) => l.level === "warn")).toHaveLength(5);
     writeFileSync(join(p.fetchersDir, "late.y.txt"), "x 1\n");
     mkdirSync(join(p.fetchersDir, "latedir.2.txt"));
     await waitFor(() => sup.stats().filesIgnored === 7, 10_000, "running-time bad entries");
@@ -412,11 +414,11 @@ describe("following fetcher files", () => {
     const p = paths();
     const part = join(p.fetchersDir, "f.1.txt.part");
     writeFileSync(part, "aaaaaaaa 1\nbbbbbbbb 2\n");
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     truncateSync(part, 0);
     appendFileSync(part, "c 3\n");
     await waitFor(() => rows(sup).length === 3, 10_000, "re-read after shrink");
-    expect(logger.lines.some((l) => l.level === "warn" && l.msg.includes("shrank"))).toBe(true);
+    expect(recorder.records.some((l) => l.level === "warn" && l.msg.includes("shrank"))).toBe(true);
   });
 });
 
@@ -449,11 +451,13 @@ describe("fetcher lines", () => {
       Buffer.from("z\n".repeat(120)),
     ]);
     writeFileSync(join(p.fetchersDir, "f.1.txt"), bad);
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     expect(rows(sup).map((r) => r.attr)).toEqual(["ok", "x"]);
     expect(rows(sup).find((r) => r.attr === "x")!.payload).toHaveLength(1_048_574);
     expect(sup.stats()).toMatchObject({ linesIngested: 2, linesRejected: 7 + 120 });
-    const lineWarnings = logger.lines.filter((l) => l.level === "warn" && l.msg === "fetcher line skipped");
+    const lineWarnings = recorder.records.filter(
+      (l) => l.level === "warn" && l.msg === "fetcher line skipped",
+    );
     expect(lineWarnings).toHaveLength(100);
     expect(lineWarnings.map((l) => (l.fields as { reason: string }).reason).slice(0, 7)).toEqual([
       "no-space",
@@ -464,7 +468,9 @@ describe("fetcher lines", () => {
       "bad-cr",
       "too-long",
     ]);
-    expect(logger.lines.some((l) => l.level === "warn" && l.msg.includes("127 lines skipped"))).toBe(true);
+    expect(recorder.records.some((l) => l.level === "warn" && l.msg.includes("127 lines skipped"))).toBe(
+      true,
+    );
   });
 });
 
@@ -472,7 +478,7 @@ describe("storage failures and readers (D10, D12)", () => {
   it("a reader holding a read transaction does not block dispatch; a locked database ends the connection, ingestion retries", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\nb 2\n");
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     const reader = new Database(p.db, { readonly: true });
     cleanups.push(() => reader.close());
     reader.exec("BEGIN");
@@ -485,10 +491,12 @@ describe("storage failures and readers (D10, D12)", () => {
     cleanups.push(() => writer.close());
     writer.exec("BEGIN IMMEDIATE");
     expect(await exchange(p.socket, "READY\n")).toBe("");
-    expect(logger.lines.some((l) => l.level === "error" && l.msg.includes("connections ended"))).toBe(true);
+    expect(recorder.records.some((l) => l.level === "error" && l.msg.includes("connections ended"))).toBe(
+      true,
+    );
     writeFileSync(join(p.fetchersDir, "g.1.txt"), "c 3\n");
     await waitFor(
-      () => logger.lines.some((l) => l.msg.includes("retrying in 1 s")),
+      () => recorder.records.some((l) => l.msg.includes("retrying in 1 s")),
       10_000,
       "a failed write",
     );
@@ -506,10 +514,10 @@ describe("a vanished fetcher directory (D12)", () => {
   it("logs an error and keeps serving the queue", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\n");
-    const { sup, logger } = await daemon(p);
+    const { sup, recorder } = await daemon(p);
     rmSync(p.fetchersDir, { recursive: true });
     await waitFor(
-      () => logger.lines.some((l) => l.level === "error" && l.msg.includes("disappeared")),
+      () => recorder.records.some((l) => l.level === "error" && l.msg.includes("disappeared")),
       10_000,
       "the error",
     );

@@ -1,30 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
-import type { Logger } from "@x/core";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { type Supervisor, startSupervisor } from "../src/index.js";
 import { tempDir } from "./helpers.js";
-
-/** A logger that records every call, for assertions. */
-export function recordingLogger(): Logger & { lines: Array<{ level: string; fields: object; msg: string }> } {
-  const lines: Array<{ level: string; fields: object; msg: string }> = [];
-  const method =
-    (level: string) =>
-    (first: object | string, msg?: string): void => {
-      lines.push(
-        typeof first === "string"
-          ? { level, fields: {}, msg: first }
-          : { level, fields: first, msg: msg ?? "" },
-      );
-    };
-  return {
-    lines,
-    debug: method("debug"),
-    info: method("info"),
-    warn: method("warn"),
-    error: method("error"),
-  };
-}
 
 /** Paths of one daemon's database, fetcher directory and socket in a fresh temporary directory. */
 export interface DaemonPaths {
@@ -42,18 +21,18 @@ export function daemonPaths(): DaemonPaths {
   return { root: dir, db: join(dir, "state.db"), fetchersDir, socket: join(dir, "s.sock"), cleanup };
 }
 
-/** Starts a daemon on `paths` with a recording logger. */
+/** Starts a daemon on `paths` with a recording logger (`recorder`). */
 export async function start(
   paths: DaemonPaths,
-): Promise<{ sup: Supervisor; logger: ReturnType<typeof recordingLogger> }> {
-  const logger = recordingLogger();
+): Promise<{ sup: Supervisor; recorder: ReturnType<typeof recordingLogger> }> {
+  const recorder = recordingLogger();
   const sup = await startSupervisor({
     db: paths.db,
     fetchersDir: paths.fetchersDir,
     socket: paths.socket,
-    logger,
+    logger: recorder.logger,
   });
-  return { sup, logger };
+  return { sup, recorder };
 }
 
 /** Writes `bytes`, half-closes, and returns everything the server sent until it closed. */
