@@ -1,4 +1,4 @@
-import { type Logger, optionError, parseOptions, silentLogger } from "@x/core";
+import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
 import { Dependency, recordOf } from "./dependency.js";
 import { CheckpointError } from "./errors.js";
@@ -62,15 +62,11 @@ const schema = z.strictObject({
     .optional(),
   cacheKeyPrefix: z.string({ error: "a string (may be empty)" }).default("_"),
   pauseDependent: z.boolean({ error: "true or false" }).default(true),
-  logger: z
-    .custom<Logger>((value) => isObjectLike(value) && typeof value.debug === "function", {
-      error: "a Logger with debug(fields, message)",
-    })
-    .optional(),
+  logger: loggerOption,
 });
 
 /** Checkpoint options after validation, defaults applied. */
-export type ParsedCheckpointOptions = Omit<z.output<typeof schema>, "logger"> & { logger: Logger };
+export type ParsedCheckpointOptions = z.output<typeof schema>;
 
 /**
  * Validates a checkpoint's options, before any dependency is taken over or the cache is read.
@@ -99,5 +95,5 @@ export function parseCheckpointOptions(options: CheckpointOptions): ParsedCheckp
       );
     }
   });
-  return { ...parsed, logger: parsed.logger ?? silentLogger };
+  return parsed;
 }

@@ -17,7 +17,14 @@ export {
   logLevels,
   silentLogger,
 } from "./logger.js";
-export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";
+export {
+  describeValue,
+  isLogger,
+  loggerOption,
+  optionError,
+  parseOptions,
+  type XErrorClass,
+} from "./options.js";
 export { type SleepOptions, sleep } from "./sleep.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { XError, type XErrorOptions } from "./x-error.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { describeValue, optionError, parseOptions } from "./options.js";
+import { silentLogger } from "./logger.js";
+import { describeValue, isLogger, loggerOption, optionError, parseOptions } from "./options.js";
 import { XError } from "./x-error.js";
 
 class PackageError extends XError {}
@@ -76,5 +77,26 @@ describe("parseOptions", () => {
   it("rejects a non-object as a whole", () => {
     const error = caught(() => parseOptions(schema, 5, "ERR_X_DEMO_OPTIONS"));
     expect(error.message).toMatch(/^invalid option options: 5 /);
+  });
+});
+
+describe("loggerOption", () => {
+  const options = z.object({ logger: loggerOption });
+
+  it("accepts any object with the four level functions and defaults to the silent logger", () => {
+    const logger = { debug() {}, info() {}, warn() {}, error() {} };
+    expect(parseOptions(options, { logger }, "ERR_X_DEMO_OPTIONS").logger).toBe(logger);
+    expect(parseOptions(options, {}, "ERR_X_DEMO_OPTIONS").logger).toBe(silentLogger);
+    expect(isLogger(console)).toBe(true);
+  });
+
+  it("rejects anything else, naming the option", () => {
+    for (const bad of [console.log, { info() {} }, null, "pino"]) {
+      expect(isLogger(bad)).toBe(false);
+      const error = caught(() => parseOptions(options, { logger: bad }, "ERR_X_DEMO_OPTIONS"));
+      expect(error.message).toMatch(
+        /^invalid option logger: .* \(expected a logger with debug, info, warn and error functions\)$/,
+      );
+    }
   });
 });

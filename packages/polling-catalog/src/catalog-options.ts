@@ -1,4 +1,4 @@
-import { type Logger, optionError, parseOptions, silentLogger } from "@x/core";
+import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
 import { ErrorCodes, PollingCatalogError } from "./errors.js";
 
@@ -32,10 +32,6 @@ export interface ErmrestCatalogOptions {
 }
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
-const isLogger = (value: unknown): boolean =>
-  typeof value === "object" &&
-  value !== null &&
-  ["debug", "info", "warn", "error"].every((level) => isFunction((value as Record<string, unknown>)[level]));
 
 const credentialsSchema = z
   .object({ cookie: z.string().optional(), bearerToken: z.string().optional() })
@@ -53,7 +49,7 @@ const catalogOptionsSchema = z
     }),
     credentials: credentialsSchema.default({}),
     caching: z.boolean({ error: "a boolean" }).default(true),
-    logger: z.custom<Logger>(isLogger, { error: "a pino-shaped logger" }).default(silentLogger),
+    logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })
   .strict();

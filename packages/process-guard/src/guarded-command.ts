@@ -1,8 +1,8 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { type Logger, signalExitCode, silentLogger } from "@x/core";
+import { type Logger, loggerOption, signalExitCode } from "@x/core";
 import { z } from "zod";
 import { type InterruptEvent, memGuard, type TimeWatchHandle, timeGuard, type WatchHandle } from "./guard.js";
-import { bool, InterruptType, interval, logger, millis, nonNegative, parse, seconds } from "./options.js";
+import { bool, InterruptType, interval, millis, nonNegative, parse, seconds } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 
@@ -124,7 +124,7 @@ const schema = z.strictObject({
   onSpawn: fn<NonNullable<GuardedCommandOptions["onSpawn"]>>().optional(),
   onInterrupt: fn<NonNullable<GuardedCommandOptions["onInterrupt"]>>().optional(),
   checkInterval: interval.optional(),
-  logger: logger.optional(),
+  logger: loggerOption,
 });
 
 const argsSchema = z.strictObject({
@@ -186,7 +186,7 @@ async function run(
   o: Parsed,
   state: RunState,
 ): Promise<GuardedCommandResult> {
-  const log = o.logger ?? silentLogger;
+  const log = o.logger;
   const graceMs = o.gracePeriodMs ?? (o.gracePeriod === undefined ? undefined : o.gracePeriod * 1000);
   const ladder = {
     interruptType: InterruptType.signal,

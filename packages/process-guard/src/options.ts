@@ -1,4 +1,4 @@
-import { type Logger, optionError, parseOptions, silentLogger } from "@x/core";
+import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
 import { GuardError, GuardErrorCode, type MemoryMetric } from "./errors.js";
 
@@ -134,23 +134,13 @@ export const interval = z
 const interruptType = z.enum(["exception", "signal", "exception_then_signal"], {
   error: 'one of "exception", "signal", "exception_then_signal"',
 });
-/** A pino-shaped logger option. */
-export const logger = z.custom<Logger>(
-  (value) =>
-    typeof value === "object" &&
-    value !== null &&
-    ["debug", "info", "warn", "error"].every(
-      (level) => typeof (value as Record<string, unknown>)[level] === "function",
-    ),
-  { error: "an object with debug, info, warn and error functions" },
-);
 
 const common = {
   interruptType: interruptType.optional(),
   sendKill: bool.optional(),
   checkInterval: interval.optional(),
   allowProcessSignals: bool.optional(),
-  logger: logger.optional(),
+  logger: loggerOption,
 };
 
 const timeSchema = z.strictObject({
@@ -208,7 +198,7 @@ function commonConfig(o: z.output<typeof timeSchema> | z.output<typeof memSchema
     sendKill: o.sendKill ?? false,
     checkInterval: Math.max(1, o.checkInterval ?? 500),
     allowProcessSignals: o.allowProcessSignals ?? false,
-    logger: o.logger ?? silentLogger,
+    logger: o.logger,
   };
 }
 

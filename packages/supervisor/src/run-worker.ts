@@ -1,8 +1,7 @@
-import { type Logger, parseOptions, sleep } from "@x/core";
+import { type Logger, loggerOption, parseOptions, sleep } from "@x/core";
 import { z } from "zod";
 import { SupervisorClient } from "./client.js";
 import { SupervisorError, SupervisorErrorCode } from "./errors.js";
-import { loggerSchema } from "./logger-schema.js";
 import type { Job } from "./storage.js";
 
 /** Options of {@link runWorker}. */
@@ -39,7 +38,7 @@ const optionsSchema = z.strictObject({
   reconnectDelayMs: delay("a delay").default(5_000),
   replyTimeoutMs: delay("a timeout").default(30_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
-  logger: loggerSchema,
+  logger: loggerOption,
 });
 
 type Message = { kind: "ready" } | { kind: "done"; attrPath: string; exitCode: number };

@@ -1,11 +1,10 @@
 import { EventEmitter } from "node:events";
-import { type Logger, parseOptions } from "@x/core";
+import { type Logger, loggerOption, parseOptions } from "@x/core";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
 import { SupervisorError, SupervisorErrorCode } from "./errors.js";
 import type { DaemonContext, SupervisorEvents, SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
-import { loggerSchema } from "./logger-schema.js";
 import { SupervisorStorage } from "./storage.js";
 import { prepareSocketPath, WorkerServer } from "./worker-server.js";
 
@@ -38,7 +37,7 @@ const optionsSchema = z.strictObject({
     .min(0, { error: "a file mode (integer 0 to 0o777)" })
     .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
     .default(0o660),
-  logger: loggerSchema,
+  logger: loggerOption,
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
