@@ -105,11 +105,14 @@ async function timed(calls: Array<Map<string, bigint>>, storage: ProvenanceStora
 
 /**
  * The storage calls the server makes for `calls`: per range (first hex digit) the items cut into messages
- * of `clientBatchSize`, whole messages merged up to `serverBatchSize` items.
+ * of `clientBatchSize`, whole messages merged up to `serverBatchSize` items; only messages of the same
+ * `concurrency` consecutive calls are merged (a queue holds at most the messages of the calls in flight).
  */
 function serverShaped(calls: Array<Map<string, bigint>>): Array<Array<Map<string, bigint>>> {
   const lanes = new Map<string, Array<Map<string, bigint>>>();
-  for (const call of calls) {
+  const sealed = new Map<string, number>();
+  for (const [index, call] of calls.entries()) {
+    if (index % concurrency === 0) for (const [range, lane] of lanes) sealed.set(range, lane.length);
     const byRange = new Map<string, Array<[string, bigint]>>();
     for (const entry of call) {
       const range = entry[0][0] as string;
@@ -122,7 +125,7 @@ function serverShaped(calls: Array<Map<string, bigint>>): Array<Array<Map<string
       lanes.set(range, lane);
       for (let i = 0; i < entries.length; i += clientBatchSize) {
         const message = entries.slice(i, i + clientBatchSize);
-        const last = lane.at(-1);
+        const last = lane.length > (sealed.get(range) ?? 0) ? lane.at(-1) : undefined;
         if (last !== undefined && last.size + message.length <= options.serverBatchSize)
           for (const [id, date] of message) last.set(id, date);
         else lane.push(new Map(message));
