@@ -1,25 +1,12 @@
-import { type Logger, silentLogger } from "@x/core";
+import { loggerOption } from "@x/core";
 import { z } from "zod";
 
-const logMethods = ["debug", "info", "warn", "error"] as const;
-
-/** A pino-shaped logger (an object with debug/info/warn/error functions), default silent. */
-export const loggerSchema = z
-  .custom<Logger>(
-    (value) =>
-      typeof value === "object" &&
-      value !== null &&
-      logMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
-    { error: "a logger with debug, info, warn and error methods" },
-  )
-  .default(silentLogger);
-
-/** A whole number of milliseconds ≥ `min`. */
-export const msSchema = (min: number, what = "milliseconds") =>
+/** A whole number of `unit` (milliseconds, KiB, pages…) ≥ `min`. */
+export const intAtLeast = (unit: string, min: number) =>
   z
-    .number({ error: `a number of ${what}` })
-    .int({ error: `an integer number of ${what}` })
-    .min(min, { error: `an integer number of ${what} ≥ ${min}` });
+    .number({ error: `a number of ${unit}` })
+    .int({ error: `an integer number of ${unit}` })
+    .min(min, { error: `an integer number of ${unit} ≥ ${min}` });
 
 /** An integer between `min` and `max`, described as `what`. */
 export const intIn = (what: string, min: number, max: number) =>
@@ -40,5 +27,5 @@ export const brokerOptions = {
     .string({ error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })
     .regex(/^[\w.:-]*$/, { error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })
     .default(""),
-  logger: loggerSchema,
+  logger: loggerOption,
 };

@@ -1,10 +1,10 @@
-import { type Logger, parseOptions } from "@x/core";
+import { type Logger, loggerOption, parseOptions } from "@x/core";
 import pg from "pg";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
-import { loggerSchema } from "./option-schemas.js";
+import { intAtLeast } from "./option-schemas.js";
 import type { RelationRows } from "./rows.js";
 import { BaseStorage, type Occurrence } from "./storage-base.js";
 import {
@@ -34,17 +34,9 @@ const optionsSchema = z.strictObject({
     .string({ error: "a schema name" })
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "a schema name matching ^[a-z_][a-z0-9_]{0,62}$" })
     .default("public"),
-  poolSize: z
-    .number({ error: "a number of connections" })
-    .int({ error: "an integer number of connections" })
-    .min(1, { error: "an integer number of connections ≥ 1" })
-    .default(10),
-  connectTimeoutMs: z
-    .number({ error: "a number of milliseconds" })
-    .int({ error: "an integer number of milliseconds" })
-    .min(1, { error: "an integer number of milliseconds ≥ 1" })
-    .default(10_000),
-  logger: loggerSchema,
+  poolSize: intAtLeast("connections", 1).default(10),
+  connectTimeoutMs: intAtLeast("milliseconds", 1).default(10_000),
+  logger: loggerOption,
 });
 
 const relationTables = Object.values(RelationType);

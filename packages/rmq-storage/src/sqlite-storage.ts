@@ -1,10 +1,10 @@
-import { type Logger, parseOptions, silentLogger } from "@x/core";
+import { type Logger, loggerOption, parseOptions, silentLogger } from "@x/core";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
-import { loggerSchema } from "./option-schemas.js";
+import { intAtLeast } from "./option-schemas.js";
 import type { RelationRows } from "./rows.js";
 import { BaseStorage, type Occurrence } from "./storage-base.js";
 import {
@@ -33,22 +33,10 @@ export interface SqliteStorageOptions {
 
 const optionsSchema = z.strictObject({
   synchronous: z.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
-  busyTimeoutMs: z
-    .number({ error: "a number of milliseconds" })
-    .int({ error: "an integer number of milliseconds" })
-    .min(0, { error: "a number of milliseconds ≥ 0" })
-    .default(5_000),
-  cacheSizeKiB: z
-    .number({ error: "a number of KiB" })
-    .int({ error: "an integer number of KiB" })
-    .min(64, { error: "an integer number of KiB ≥ 64" })
-    .default(65_536),
-  walAutocheckpoint: z
-    .number({ error: "a number of pages" })
-    .int({ error: "an integer number of pages" })
-    .min(0, { error: "an integer number of pages ≥ 0" })
-    .default(10_000),
-  logger: loggerSchema,
+  busyTimeoutMs: intAtLeast("milliseconds", 0).default(5_000),
+  cacheSizeKiB: intAtLeast("KiB", 64).default(65_536),
+  walAutocheckpoint: intAtLeast("pages", 0).default(10_000),
+  logger: loggerOption,
 });
 
 /** The schema version recorded in `PRAGMA user_version`. */
