@@ -1,4 +1,4 @@
-import { XError, type XErrorOptions } from "@x/core";
+import { XError } from "@x/core";
 
 /** The stable error codes of `@x/rmq-storage`. */
 export const ErrorCode = {
@@ -20,16 +20,7 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Every error thrown by `@x/rmq-storage`: an `XError` whose `code` is one of {@link ErrorCode}. */
-export class RmqStorageError extends XError {
-  /**
-   * @param code - one of {@link ErrorCode}
-   * @param message - what went wrong
-   * @param options - `cause`: the underlying error
-   */
-  constructor(code: string, message: string, options?: XErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class RmqStorageError extends XError {}
 
 /** `ERR_X_RMQ_STORAGE_BAD_INPUT` naming the method and the offending value. */
 export function badInput(method: string, what: string, ...value: [unknown?]): RmqStorageError {

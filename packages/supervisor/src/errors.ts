@@ -1,4 +1,4 @@
-import { XError, type XErrorOptions } from "@x/core";
+import { XError } from "@x/core";
 
 /** Every stable error code `@x/supervisor` throws; listed in the README. */
 export const SupervisorErrorCode = {
@@ -28,13 +28,4 @@ export const SupervisorErrorCode = {
 export type SupervisorErrorCode = (typeof SupervisorErrorCode)[keyof typeof SupervisorErrorCode];
 
 /** The error class of `@x/supervisor`; test `code` (or use `XError.is(e, code)`) rather than the message. */
-export class SupervisorError extends XError {
-  /**
-   * @param code - one of {@link SupervisorErrorCode}
-   * @param message - what went wrong, for people
-   * @param options - `cause`: the underlying error
-   */
-  constructor(code: string, message: string, options?: XErrorOptions) {
-    super(code, message, options);
-  }
-}
+export class SupervisorError extends XError {}
