@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
+import { type DaemonPaths, daemonPaths } from "./harness.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
@@ -32,4 +34,33 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess 
     child.once("close", (code, signal) => resolve(code ?? (signal === "SIGKILL" ? 137 : 128))),
   );
   return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/**
+ * Per-test daemon directories and `x-supervisor serve` children for a test file: everything made through it,
+ * and anything pushed on `cleanups`, is removed after each test (children first get SIGKILL).
+ */
+export function useServeHarness() {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    /** Fresh database, fetchers directory and socket paths in a temporary directory. */
+    paths(): DaemonPaths {
+      const p = daemonPaths();
+      cleanups.push(p.cleanup);
+      return p;
+    },
+    /** Starts `x-supervisor serve` on those paths. */
+    serve(p: DaemonPaths): CliProcess {
+      const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
+      cleanups.push(() => {
+        if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+        return proc.exited;
+      });
+      return proc;
+    },
+  };
 }

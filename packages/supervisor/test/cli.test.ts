@@ -2,32 +2,14 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorStorage } from "../src/index.js";
-import { runCli } from "./cli-process.js";
-import { type DaemonPaths, daemonPaths, exchange } from "./harness.js";
+import { runCli, useServeHarness } from "./cli-process.js";
+import { type DaemonPaths, exchange } from "./harness.js";
 import { readDb } from "./helpers.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function paths(): DaemonPaths {
-  const p = daemonPaths();
-  cleanups.push(p.cleanup);
-  return p;
-}
-
-function serve(p: DaemonPaths) {
-  const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
-  cleanups.push(() => {
-    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-    return proc.exited;
-  });
-  return proc;
-}
+const { cleanups, paths, serve } = useServeHarness();
 
 const hasSocat = spawnSync("socat", ["-V"]).status === 0;
 

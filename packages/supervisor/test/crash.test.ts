@@ -1,31 +1,12 @@
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorClient } from "../src/index.js";
-import { runCli } from "./cli-process.js";
-import { type DaemonPaths, daemonPaths } from "./harness.js";
+import { useServeHarness } from "./cli-process.js";
 import { readDb } from "./helpers.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function paths(): DaemonPaths {
-  const p = daemonPaths();
-  cleanups.push(p.cleanup);
-  return p;
-}
-
-function serve(p: DaemonPaths) {
-  const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
-  cleanups.push(() => {
-    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-    return proc.exited;
-  });
-  return proc;
-}
+const { paths, serve } = useServeHarness();
 
 async function writeLines(path: string, count: number): Promise<void> {
   const out = createWriteStream(path);
