@@ -1,3 +1,4 @@
+import { createServer, type Socket } from "node:net";
 import { XError } from "@x/core";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -21,6 +22,18 @@ const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** A TCP server on 127.0.0.1 that accepts connections and never answers (a broker that hangs); closed after the test. */
+async function silentServer(): Promise<{ port: number; sockets: Socket[] }> {
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+  return { port: (silent.address() as { port: number }).port, sockets };
+}
 
 async function harness(options?: Parameters<typeof startAgentHarness>[0]) {
   const h = await startAgentHarness(options);
@@ -397,15 +410,8 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
   }, 20_000);
 
   it("with a broker that accepts the connection but never answers: a failure after 10 s", async () => {
-    const { createServer } = await import("node:net");
-    const sockets: import("node:net").Socket[] = [];
-    const silent = createServer((socket) => void sockets.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    cleanups.push(async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
-    });
-    const h = await harness({ agentAmqp: `127.0.0.1:${(silent.address() as { port: number }).port}` });
+    const { port } = await silentServer();
+    const h = await harness({ agentAmqp: `127.0.0.1:${port}` });
     let calls = 0;
     const started = performance.now();
     const done = h.catalog.blockingPoll(() => void calls++, { signal: h.controller.signal });
@@ -418,15 +424,8 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
   }, 30_000);
 
   it("abandons a bind attempt in progress on abort", async () => {
-    const { createServer } = await import("node:net");
-    const sockets: import("node:net").Socket[] = [];
-    const silent = createServer((socket) => void sockets.push(socket));
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    cleanups.push(async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
-    });
-    const h = await harness({ agentAmqp: `127.0.0.1:${(silent.address() as { port: number }).port}` });
+    const { port, sockets } = await silentServer();
+    const h = await harness({ agentAmqp: `127.0.0.1:${port}` });
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, { signal: h.controller.signal });
     await waitFor(() => sockets.length === 1, 5_000, "the connection attempt");
