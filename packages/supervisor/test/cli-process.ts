@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach } from "vitest";
-import { type DaemonPaths, daemonPaths } from "./harness.js";
+import { type DaemonPaths, useDaemonPaths } from "./harness.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
@@ -41,18 +40,10 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess 
  * and anything pushed on `cleanups`, is removed after each test (children first get SIGKILL).
  */
 export function useServeHarness() {
-  const cleanups: Array<() => unknown> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
+  const { cleanups, paths } = useDaemonPaths();
   return {
     cleanups,
-    /** Fresh database, fetchers directory and socket paths in a temporary directory. */
-    paths(): DaemonPaths {
-      const p = daemonPaths();
-      cleanups.push(p.cleanup);
-      return p;
-    },
+    paths,
     /** Starts `x-supervisor serve` on those paths. */
     serve(p: DaemonPaths): CliProcess {
       const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);

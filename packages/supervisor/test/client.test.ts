@@ -1,21 +1,12 @@
 import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../../../test-support/wait-for.js";
 import { type Job, runWorker, SupervisorClient } from "../src/index.js";
-import { type DaemonPaths, daemonPaths, start } from "./harness.js";
+import { start, useDaemonPaths } from "./harness.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function paths(): DaemonPaths {
-  const p = daemonPaths();
-  cleanups.push(p.cleanup);
-  return p;
-}
+const { cleanups, paths } = useDaemonPaths();
 
 async function daemonWith(lines: string) {
   const p = paths();

@@ -12,21 +12,12 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "../../../test-support/wait-for.js";
 import { type Supervisor, SupervisorStorage, startSupervisor } from "../src/index.js";
-import { type DaemonPaths, daemonPaths, exchange, RawConnection, start } from "./harness.js";
+import { type DaemonPaths, exchange, RawConnection, start, useDaemonPaths } from "./harness.js";
 
-const cleanups: Array<() => unknown> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function paths(): DaemonPaths {
-  const p = daemonPaths();
-  cleanups.push(p.cleanup);
-  return p;
-}
+const { cleanups, paths } = useDaemonPaths();
 
 async function daemon(p: DaemonPaths) {
   const started = await start(p);

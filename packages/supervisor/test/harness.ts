@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
+import { afterEach } from "vitest";
 import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { type Supervisor, startSupervisor } from "../src/index.js";
 import { tempDir } from "./helpers.js";
@@ -14,11 +15,32 @@ export interface DaemonPaths {
   cleanup: () => void;
 }
 
+/** A fresh set of {@link DaemonPaths}; the caller removes them with `cleanup()`. */
 export function daemonPaths(): DaemonPaths {
   const { dir, cleanup } = tempDir();
   const fetchersDir = join(dir, "fetchers");
   mkdirSync(fetchersDir);
   return { root: dir, db: join(dir, "state.db"), fetchersDir, socket: join(dir, "s.sock"), cleanup };
+}
+
+/**
+ * Per-test cleanup for a test file: `cleanups` run in reverse order after each test, and `paths()` makes
+ * daemon paths that are removed then.
+ */
+export function useDaemonPaths() {
+  const cleanups: Array<() => unknown> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    /** Fresh database, fetchers directory and socket paths in a temporary directory. */
+    paths(): DaemonPaths {
+      const p = daemonPaths();
+      cleanups.push(p.cleanup);
+      return p;
+    },
+  };
 }
 
 /** Starts a daemon on `paths` with a recording logger (`recorder`). */
