@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { XError } from "@x/core";
 import amqp, { type ConsumeMessage } from "amqplib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL, requireService } from "../../../test-support/services.js";
 import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
 import { waitFor } from "../../../test-support/wait-for.js";
@@ -11,6 +11,7 @@ import {
   openSqliteStorage,
   type ProvenanceStorage,
   RmqStorageClient,
+  type RmqStorageClientOptions,
   RmqStorageServer,
   type Sha1,
 } from "../src/index.js";
@@ -24,6 +25,11 @@ const box = sandbox("cs");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
 afterAll(() => box.cleanup());
 
+const closeAfterTest: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closeAfterTest.splice(0).reverse()) await close();
+});
+
 const unreachable = "amqp://guest:guest@127.0.0.1:1";
 const idIn = (range: string) => range + randomBytes(20).toString("hex").slice(1);
 const code = async (promise: Promise<unknown>) =>
@@ -33,6 +39,23 @@ const code = async (promise: Promise<unknown>) =>
   );
 
 /** Stands in for a server on the content_add queues: records requests and replies only when told to. */
+/**
+ * A client on a fresh topology prefix whose only consumer is the hand-driven {@link fakeServer}, reading from
+ * an in-memory storage; all three are closed after the test, whatever its outcome.
+ */
+async function clientOnFakeServer(options: Partial<RmqStorageClientOptions>) {
+  const prefix = box.prefix();
+  const fake = await fakeServer(prefix);
+  const storage = await openSqliteStorage(":memory:");
+  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, ...options });
+  closeAfterTest.push(
+    () => fake.close(),
+    () => storage.close(),
+    () => client.close(),
+  );
+  return { prefix, fake, storage, client };
+}
+
 async function fakeServer(prefix: string) {
   const connection = await amqp.connect(AMQP_URL);
   await declareTopology(connection, topology(prefix));
@@ -211,13 +234,7 @@ describe("client", () => {
   });
 
   it("publishes persistent JSON messages with per-call and per-message ids, batchSize items each", async () => {
-    const prefix = box.prefix();
-    const fake = await fakeServer(prefix);
-    const storage = await openSqliteStorage(":memory:");
-    const client = await RmqStorageClient.connect({
-      url: AMQP_URL,
-      storage,
-      prefix,
+    const { fake, client } = await clientOnFakeServer({
       batchSize: 2,
       waitMinMs: 200,
       waitPerBatchMs: 0,
@@ -244,19 +261,10 @@ describe("client", () => {
         [a[1], "1"],
       ],
     });
-    await client.close();
-    await storage.close();
-    await fake.close();
   });
 
   it("resolves true only once every message is confirmed, ignoring foreign, unknown and repeated replies; the timeout is one of inactivity", async () => {
-    const prefix = box.prefix();
-    const fake = await fakeServer(prefix);
-    const storage = await openSqliteStorage(":memory:");
-    const client = await RmqStorageClient.connect({
-      url: AMQP_URL,
-      storage,
-      prefix,
+    const { fake, client } = await clientOnFakeServer({
       batchSize: 1,
       waitMinMs: 1_500,
       waitPerBatchMs: 0,
@@ -282,19 +290,10 @@ describe("client", () => {
     fake.reply(m3, true, [id(m3)]);
     // 2 s after publishing, past T = 1.5 s, but never 1.5 s without progress.
     expect(await call).toBe(true);
-    await client.close();
-    await storage.close();
-    await fake.close();
   });
 
   it("resolves false after T without progress, with a timeout event, and at once on an error reply", async () => {
-    const prefix = box.prefix();
-    const fake = await fakeServer(prefix);
-    const storage = await openSqliteStorage(":memory:");
-    const client = await RmqStorageClient.connect({
-      url: AMQP_URL,
-      storage,
-      prefix,
+    const { prefix, fake, storage, client } = await clientOnFakeServer({
       batchSize: 1,
       waitMinMs: 300,
       waitPerBatchMs: 200,
@@ -321,9 +320,6 @@ describe("client", () => {
     fake.reply(m, false, [m.properties.messageId as string]);
     expect(await call).toBe(false);
     await slow.close();
-    await client.close();
-    await storage.close();
-    await fake.close();
   });
 
   it("close() resolves pending calls false at once; later calls reject with ERR_X_RMQ_STORAGE_CLOSED", async () => {
