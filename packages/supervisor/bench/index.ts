@@ -244,7 +244,7 @@ async function readyJobLatency(): Promise<void> {
   await daemon.next("ready");
   renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
   await daemon.next("completed");
-  const total = 12_000;
+  const total = 48_000;
   const latencies = (await roundTrips(daemon.socket, total)).sort((a, b) => a - b);
   await stop(daemon.child);
   const floor = (await rawServerRoundTrips(total)).sort((a, b) => a - b);

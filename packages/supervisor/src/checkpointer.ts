@@ -2,59 +2,126 @@ import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
 
-/** Runs in the worker: its own connection (same SQLite library), PASSIVE checkpoints on a timer. */
+/**
+ * Runs in the worker: its own connection (same SQLite library), PASSIVE checkpoints on a timer, a report
+ * when the WAL has grown past its cap, and a RESTART checkpoint when asked (see {@link Checkpointer}).
+ */
 const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma("busy_timeout = 1000");
+const pageSize = db.pragma("page_size", { simple: true });
+const walBytes = (frames) => frames * (pageSize + 24);
+let overCapReported = false;
 let timer;
 const tick = () => {
   try {
-    db.pragma("wal_checkpoint(PASSIVE)");
+    const [{ log }] = db.pragma("wal_checkpoint(PASSIVE)");
+    if (!overCapReported && walBytes(log) > workerData.walCapBytes) {
+      overCapReported = true;
+      parentPort.postMessage({ kind: "over-cap", walBytes: walBytes(log) });
+    }
   } catch (error) {
-    parentPort.postMessage(String(error));
+    parentPort.postMessage({ kind: "failed", error: String(error) });
   }
   timer = setTimeout(tick, workerData.intervalMs);
 };
 timer = setTimeout(tick, workerData.intervalMs);
-parentPort.once("message", () => {
+parentPort.on("message", (message) => {
+  if (message === "restart") {
+    const started = performance.now();
+    let restarted = false;
+    try {
+      restarted = db.pragma("wal_checkpoint(RESTART)")[0].busy === 0;
+    } catch (error) {
+      parentPort.postMessage({ kind: "failed", error: String(error) });
+    }
+    overCapReported = false;
+    parentPort.postMessage({ kind: "restarted", restarted, ms: performance.now() - started });
+    return;
+  }
   clearTimeout(timer);
   db.close();
   parentPort.close();
 });
 `;
 
+/** What the checkpoint thread reports. */
+type Report =
+  | { kind: "failed"; error: string }
+  | { kind: "over-cap"; walBytes: number }
+  | { kind: "restarted"; restarted: boolean; ms: number };
+
+/** Options of {@link Checkpointer}. */
+export interface CheckpointerOptions {
+  /** The database file (already open, in WAL mode, by the daemon). */
+  path: string;
+  /** Time between checkpoints, in ms. */
+  intervalMs: number;
+  /** The WAL size past which the WAL is started over, in bytes (see {@link Checkpointer}). */
+  walCapBytes: number;
+  /** Where checkpoint failures (at debug: the next one retries) and WAL restarts (at info) are reported. */
+  logger: Logger;
+  /**
+   * Called when the WAL must be started over: the caller starts no write transaction until `until` settles
+   * (a RESTART checkpoint then needs no lock wait, and the next write starts the WAL over).
+   */
+  pauseWrites: (until: Promise<void>) => void;
+  /** Called once if the thread stops without being asked to. */
+  onFailure: () => void;
+}
+
 /**
  * Checkpoints the WAL of a file database from a worker thread, so the copy of pages into the database file
  * and its `fsync` never stall the daemon's event loop (the daemon's own connection then runs with
  * auto-checkpoints off). If the thread dies, `onFailure` is called once so the daemon can turn its own
  * auto-checkpoints back on.
+ *
+ * A writer starts the WAL over only when a checkpoint has copied all of it and no commit came in since, so
+ * under commits that never pause for as long as a checkpoint takes, PASSIVE checkpoints alone would let
+ * the WAL grow for as long as the load lasts. Past `walCapBytes` the writes are therefore paused (through
+ * `pauseWrites`) for one RESTART checkpoint, after which the next write starts the WAL over and cuts the
+ * file back to its `journal_size_limit`.
  */
 export class Checkpointer {
   #worker: Worker;
   #exited: Promise<void>;
   #stopped: Promise<void> | undefined;
+  /** Ends the current write pause, if any. */
+  #resumeWrites: (() => void) | undefined;
 
-  /**
-   * @param path - the database file (already open, in WAL mode, by the daemon)
-   * @param intervalMs - time between checkpoints, in ms
-   * @param logger - where checkpoint failures are reported (at debug: the next one retries)
-   * @param onFailure - called once if the thread stops without being asked to
-   */
-  constructor(path: string, intervalMs: number, logger: Logger, onFailure: () => void) {
+  constructor({ path, intervalMs, walCapBytes, logger, pauseWrites, onFailure }: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    this.#worker = new Worker(workerSource, { eval: true, workerData: { driver, path, intervalMs } });
+    this.#worker = new Worker(workerSource, {
+      eval: true,
+      workerData: { driver, path, intervalMs, walCapBytes },
+    });
     this.#worker.unref();
     this.#exited = new Promise((resolve) =>
       this.#worker.once("exit", () => {
+        this.#resume();
         if (this.#stopped === undefined) onFailure();
         resolve();
       }),
     );
-    this.#worker.on("message", (message) =>
-      logger.debug({ error: message }, "background WAL checkpoint failed"),
-    );
+    let overCapBytes = 0;
+    this.#worker.on("message", (report: Report) => {
+      if (report.kind === "failed") {
+        logger.debug({ error: report.error }, "background WAL checkpoint failed");
+      } else if (report.kind === "over-cap") {
+        if (this.#stopped !== undefined) return;
+        overCapBytes = report.walBytes;
+        pauseWrites(new Promise((resolve) => (this.#resumeWrites = resolve)));
+        this.#worker.postMessage("restart");
+      } else {
+        this.#resume();
+        logger.info(
+          { walBytes: overCapBytes, restarted: report.restarted, pausedMs: Math.round(report.ms) },
+          "WAL grew past its cap under sustained writes; writes paused for a RESTART checkpoint",
+        );
+      }
+    });
     this.#worker.on("error", (error) => logger.warn({ err: error }, "background WAL checkpointer stopped"));
   }
 
@@ -66,5 +133,10 @@ export class Checkpointer {
       this.#stopped = this.#exited;
     }
     return this.#stopped;
+  }
+
+  #resume(): void {
+    this.#resumeWrites?.();
+    this.#resumeWrites = undefined;
   }
 }

@@ -4,5 +4,5 @@ export type { RejectEvent, RejectReason, SupervisorEvents, SupervisorStats } fro
 export { jitterHash } from "./jitter-hash.js";
 export { type RunWorkerOptions, runWorker } from "./run-worker.js";
 export { type FetcherRunStatus, type QueueStatus, readQueueStatus } from "./status.js";
-export { type FetcherRun, type Job, SupervisorStorage } from "./storage.js";
+export { type DispatchRequest, type FetcherRun, type Job, SupervisorStorage } from "./storage.js";
 export { Supervisor, type SupervisorOptions, startSupervisor } from "./supervisor.js";

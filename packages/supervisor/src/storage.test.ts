@@ -295,6 +295,66 @@ describe("storage operations", () => {
   });
 });
 
+describe("dispatch (group commit)", () => {
+  /** Three runs' worth of rows in two databases, one served by dispatch, one by finish and dequeue calls. */
+  const pair = () => {
+    const [a, b] = [memory(), memory()];
+    for (const s of [a, b]) {
+      s.upsertFetcherRun("f", 1, true);
+      s.enqueue(
+        "f",
+        1,
+        Array.from({ length: 6 }, (_, i): [string, string] => [`p${i}`, `v${i}`]),
+      );
+    }
+    return [a, b] as const;
+  };
+  const dump = (s: SupervisorStorage) => ({
+    queue: queueRows(s),
+    log: s.db.prepare("SELECT * FROM log ORDER BY attr_path").all(),
+  });
+
+  it("serves each request in order exactly as finish then dequeue would, in one transaction", () => {
+    const [grouped, oneByOne] = pair();
+    const first = grouped.dispatch([{ now: 10 }, { now: 10 }, { now: 11 }]);
+    expect(first).toEqual([oneByOne.dequeue(10), oneByOne.dequeue(10), oneByOne.dequeue(11)]);
+    const [j1, j2] = [first[0]!, first[1]!];
+    const second = grouped.dispatch([
+      { now: 12, finished: { attrPath: j1.attrPath, exitCode: 0 } },
+      { now: 12, finished: { attrPath: j2.attrPath, exitCode: 3 } },
+      { now: 12, finished: { attrPath: "never-started", exitCode: 0 } },
+    ]);
+    oneByOne.finish(j1.attrPath, 12, 0);
+    const expected = [oneByOne.dequeue(12)];
+    oneByOne.finish(j2.attrPath, 12, 3);
+    expected.push(oneByOne.dequeue(12), oneByOne.dequeue(12));
+    expect(second).toEqual(expected);
+    expect(grouped.dispatch([{ now: 13 }, { now: 13 }])).toEqual([null, null]);
+    expect(dump(grouped)).toEqual(dump(oneByOne));
+  });
+
+  it("is one transaction: a failure part-way writes nothing", () => {
+    const [grouped, oneByOne] = pair();
+    const third = [oneByOne.dequeue(10), oneByOne.dequeue(10), oneByOne.dequeue(10)][2]!.attrPath;
+    grouped.db.exec(`CREATE TEMP TRIGGER fail_third BEFORE INSERT ON log WHEN NEW.attr_path = '${third}'
+      BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+    const before = dump(grouped);
+    expect(() => grouped.dispatch([{ now: 10 }, { now: 10 }, { now: 10 }])).toThrow("injected failure");
+    expect(dump(grouped)).toEqual(before);
+  });
+
+  it("checks every request before writing anything", () => {
+    const [s] = pair();
+    const before = dump(s);
+    const bad = expect.objectContaining({ code: "ERR_X_SUPERVISOR_BAD_ARGUMENT" });
+    expect(() => s.dispatch([{ now: 10 }, { now: 10.5 }])).toThrow(bad);
+    expect(() => s.dispatch([{ now: 10 }, { now: 10, finished: { attrPath: "p0", exitCode: 0.5 } }])).toThrow(
+      bad,
+    );
+    expect(dump(s)).toEqual(before);
+  });
+});
+
 describe("dequeue rules", () => {
   it("serves never-started paths first, then by last_started, jitter, attr path, fetcher id", () => {
     const s = memory();

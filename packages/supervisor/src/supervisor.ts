@@ -99,7 +99,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     };
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
     this.#server = new WorkerServer(storage, this.#directory, context);
-    this.#checkpointer = startCheckpointer(storage, logger);
+    this.#checkpointer = startCheckpointer(storage, this.#server, logger);
   }
 
   /** Counters since start (a copy). */
@@ -171,20 +171,36 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Super
 
 /** Time between background WAL checkpoints, in ms. */
 const checkpointIntervalMs = 250;
-/** After a checkpoint, a WAL file larger than this is truncated back to it, in bytes (64 MiB). */
+/**
+ * The WAL size the daemon keeps to, in bytes (64 MiB): a WAL holding more is started over, with worker
+ * commands paused meanwhile, and a larger file is cut back to it when it starts over (`journal_size_limit`).
+ */
 const walSizeLimitBytes = 64 * 1024 * 1024;
 
 /**
  * For a file database: moves WAL checkpoints (and their fsync) to a background thread and turns off the
  * inline auto-checkpoint, which would otherwise stall one commit in a thousand pages; restores it
- * (SQLite's default, 1 000 pages) if that thread dies.
+ * (SQLite's default, 1 000 pages) if that thread dies. Worker commands, the writes that can go on without
+ * a pause, wait while an oversized WAL is started over; an ingest in progress is waited for by the
+ * checkpoint itself.
  */
-function startCheckpointer(storage: SupervisorStorage, logger: Logger): Checkpointer | undefined {
+function startCheckpointer(
+  storage: SupervisorStorage,
+  server: WorkerServer,
+  logger: Logger,
+): Checkpointer | undefined {
   if (storage.db.memory) return undefined;
   storage.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
-  const checkpointer = new Checkpointer(storage.db.name, checkpointIntervalMs, logger, () => {
-    logger.warn("the background WAL checkpointer stopped; checkpointing inline from now on");
-    if (!storage.closed) storage.db.pragma("wal_autocheckpoint = 1000");
+  const checkpointer = new Checkpointer({
+    path: storage.db.name,
+    intervalMs: checkpointIntervalMs,
+    walCapBytes: walSizeLimitBytes,
+    logger,
+    pauseWrites: (until) => server.pauseWrites(until),
+    onFailure: () => {
+      logger.warn("the background WAL checkpointer stopped; checkpointing inline from now on");
+      if (!storage.closed) storage.db.pragma("wal_autocheckpoint = 1000");
+    },
   });
   storage.db.pragma("wal_autocheckpoint = 0");
   return checkpointer;

@@ -6,7 +6,7 @@ import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
 import { type Command, formatReply, maxCommandBytes, parseCommand } from "./protocol.js";
-import type { Job, SupervisorStorage } from "./storage.js";
+import type { DispatchRequest, Job, SupervisorStorage } from "./storage.js";
 
 const newline = 0x0a;
 /** How long `close()` lets open connections flush their replies before it destroys them, in ms. */
@@ -53,10 +53,10 @@ export async function prepareSocketPath(path: string): Promise<void> {
   unlinkSync(path);
 }
 
-/** A command waiting for the next group commit, or the marker that ends its connection after the replies. */
-type Queued =
-  | { socket: Socket; command: Exclude<Command, { kind: "reject" }> }
-  | { socket: Socket; end: true };
+/** A command waiting for the next group commit. */
+type Request = { socket: Socket; command: Exclude<Command, { kind: "reject" }> };
+/** A queued command, or the marker that ends its connection after the replies before it. */
+type Queued = Request | { socket: Socket; end: true };
 
 /**
  * Serves the worker line protocol on a Unix socket. Commands are handled in arrival order. The commands that
@@ -69,6 +69,8 @@ export class WorkerServer {
   #connections = new Map<Socket, () => void>();
   #queue: Queued[] = [];
   #flushScheduled = false;
+  /** Set while group commits must wait (see {@link pauseWrites}). */
+  #paused: Promise<void> | undefined;
   #closing = false;
   #socketIno: number | undefined;
   #path: string | undefined;
@@ -116,6 +118,18 @@ export class WorkerServer {
         }),
     );
     await Promise.all([...ends, this.#server.listening ? closed : Promise.resolve()]);
+  }
+
+  /**
+   * Holds group commits until `until` settles; commands keep arriving and queue up meanwhile. Used while
+   * the WAL is started over.
+   */
+  pauseWrites(until: Promise<void>): void {
+    const pause = until.finally(() => {
+      if (this.#paused === pause) this.#paused = undefined;
+      this.#scheduleFlush();
+    });
+    this.#paused = pause;
   }
 
   /** Removes the socket file if it is still the one this server created. */
@@ -181,7 +195,7 @@ export class WorkerServer {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#queue.length === 0) return;
+    if (this.#flushScheduled || this.#paused !== undefined || this.#queue.length === 0) return;
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
@@ -194,23 +208,15 @@ export class WorkerServer {
     const batch = this.#queue;
     this.#queue = [];
     if (this.#closing || batch.length === 0) return;
-    const results: Array<{ job: Job | null; now: number } | undefined> = [];
+    const served = batch.filter((item): item is Request => "command" in item && !item.socket.destroyed);
+    const requests: DispatchRequest[] = served.map(({ command }) => ({
+      now: Math.floor(Date.now() / 1000),
+      finished: command.kind === "done" ? command : undefined,
+    }));
+    let jobs: Array<Job | null>;
     try {
       this.#directory.catchUp();
-      this.#storage.db
-        .transaction(() => {
-          for (const item of batch) {
-            if ("end" in item || item.socket.destroyed) {
-              results.push(undefined);
-              continue;
-            }
-            const now = Math.floor(Date.now() / 1000);
-            const { command } = item;
-            if (command.kind === "done") this.#storage.finish(command.attrPath, now, command.exitCode);
-            results.push({ job: this.#storage.dequeue(now), now });
-          }
-        })
-        .immediate();
+      jobs = this.#storage.dispatch(requests);
     } catch (error) {
       this.#context.logger.error(
         { err: error },
@@ -219,10 +225,13 @@ export class WorkerServer {
       for (const { socket } of batch) this.#connections.get(socket)?.();
       return;
     }
-    for (const [i, item] of batch.entries()) {
-      const result = results[i];
+    let next = 0; // served is batch without ends and dead connections, in the same order
+    for (const item of batch) {
       if ("end" in item) this.#connections.get(item.socket)?.();
-      else if (result !== undefined) this.#reply(item.socket, item.command, result.job, result.now);
+      else if (item === served[next]) {
+        this.#reply(item.socket, item.command, jobs[next]!, requests[next]!.now);
+        next++;
+      }
     }
   }
 

@@ -1,0 +1,61 @@
+import { EventEmitter, once } from "node:events";
+import { describe, expect, it } from "vitest";
+import { recordingLogger } from "../../../test-support/recording-logger.js";
+import { RawConnection, useDaemonPaths } from "../test/harness.js";
+import type { DaemonContext, SupervisorStats } from "./events.js";
+import { FetcherDirectory } from "./fetcher-directory.js";
+import { SupervisorStorage } from "./storage.js";
+import { WorkerServer } from "./worker-server.js";
+
+const { cleanups, paths } = useDaemonPaths();
+
+/** A server on a real socket and database, with one queued job, and its events on an emitter. */
+async function serve() {
+  const p = paths();
+  const storage = SupervisorStorage.open(p.db);
+  cleanups.push(() => storage.close());
+  storage.upgrade();
+  storage.upsertFetcherRun("f", 1, true);
+  storage.enqueue("f", 1, [["hello", "1.0 1.1"]]);
+  const events = new EventEmitter();
+  const stats: SupervisorStats = {
+    dispatched: 0,
+    finished: 0,
+    linesIngested: 0,
+    linesRejected: 0,
+    commandsRejected: 0,
+    filesIgnored: 0,
+    connections: 0,
+  };
+  const context: DaemonContext = {
+    logger: recordingLogger().logger,
+    stats,
+    emit: (event, ...payload) => events.emit(event, ...payload),
+  };
+  const server = new WorkerServer(storage, new FetcherDirectory(p.fetchersDir, storage, context), context);
+  await server.listen(p.socket, 0o600);
+  cleanups.push(() => server.close());
+  return { server, storage, events, stats, socket: p.socket };
+}
+
+describe("WorkerServer", () => {
+  it("holds group commits during pauseWrites and serves the queued commands in order after it", async () => {
+    const { server, storage, events, stats, socket } = await serve();
+    let endPause!: () => void;
+    server.pauseWrites(new Promise<void>((resolve) => (endPause = resolve)));
+    const worker = await RawConnection.open(socket);
+    cleanups.push(() => worker.close());
+    const rejected = once(events, "reject");
+    // The rejected line is parsed after READY on the same stream, so once it is reported READY is queued.
+    worker.write("READY\nBOGUS\n");
+    await rejected;
+    await new Promise((resolve) => setImmediate(resolve)); // after the turn in which a flush would run
+    expect(stats.dispatched).toBe(0);
+    expect(storage.db.prepare("SELECT count(*) AS n FROM log").get()).toEqual({ n: 0 });
+
+    endPause();
+    expect(await worker.next()).toBe("JOB hello 1.0 1.1\n");
+    expect(await worker.next()).toBeNull(); // then the connection ends, for BOGUS
+    expect(stats.dispatched).toBe(1);
+  });
+});
