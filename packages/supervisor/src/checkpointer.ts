@@ -95,6 +95,7 @@ export class Checkpointer {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.#worker = new Worker(workerSource, {
       eval: true,
+      execArgv: [], // the source is CommonJS, whatever module flags the process runs with
       workerData: { driver, path, intervalMs, walCapBytes },
     });
     this.#worker.unref();
