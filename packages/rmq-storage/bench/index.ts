@@ -1,7 +1,8 @@
 /**
  * contentAdd of N random ids (default 1 000 000) in calls of 10 000, through RabbitMQ and directly, on SQLite
- * and PostgreSQL, in the same run; the client's peak RSS; one single N-item call; and the cmdbts2-sized
- * relationAdd. One JSON line per figure.
+ * and PostgreSQL, in the same run; one single N-item call and its client's peak RSS (in a process of its
+ * own on the built package: run `pnpm build` first); and the cmdbts2-sized relationAdd. One JSON line per
+ * figure.
  *
  *   pnpm --filter @x/rmq-storage bench [--items N] [--call-size N] [--backends sqlite,postgres]
  *     [--client-batch-size N] [--server-batch-size N] [--concurrency N] [--figures rss,throughput,relations]
@@ -15,8 +16,10 @@
  * range's storage calls one after another, the 16 ranges concurrently), i.e. the storage's ceiling for the
  * through-RabbitMQ run with the same options.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { AMQP_URL, PG_URL, requireService } from "../../../test-support/services.js";
@@ -52,8 +55,8 @@ const figures = values.figures.split(",");
 const options = { clientBatchSize, serverBatchSize: Number(serverBatchSize), concurrency };
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
-/** The process's RSS before any data exists: Node, tsx's loader thread and the modules. */
-const baseRss = mb(process.memoryUsage.rss());
+/** Runs the client of the single-call RSS figure; it imports the built package (`pnpm build` first). */
+const oneCallClient = fileURLToPath(new URL("./one-call-client.mjs", import.meta.url));
 await requireService("RabbitMQ", AMQP_URL);
 if (backends.includes("postgres")) await requireService("PostgreSQL", PG_URL);
 
@@ -213,28 +216,45 @@ async function throughBroker<T>(
 
 try {
   if (figures.includes("rss")) {
-    // One single call of all the items: the client's RSS must stay under 300 MB.
+    // One single call of all the items: the client's RSS must stay under 300 MB. The client runs in a
+    // process of its own on the built package, as an application would (this one carries tsx and the
+    // other figures' modules).
     const target = await sqlite.fresh();
     await target.storage.close();
-    const one = randomCalls(items, items)[0] as Map<string, bigint>;
-    const { seconds, rss } = await throughBroker(target.spec, async (client) => {
-      const sample = rssSampler();
-      const started = performance.now();
-      if (!(await client.contentAdd(one))) throw new Error("the single call resolved false");
-      return { seconds: (performance.now() - started) / 1_000, rss: sample() };
-    });
-    print({
-      name: "contentAdd one call through RabbitMQ",
-      backend: "sqlite",
-      items,
-      seconds: +seconds.toFixed(2),
-      itemsPerSecond: Math.round(items / seconds),
-      peakRssMB: rss.peak,
-      rssBeforeCallMB: rss.before,
-      clientOverheadMB: rss.peak - rss.before,
-      baselineRssMB: baseRss,
-      targetRssMB: 300,
-    });
+    const prefix = box.prefix();
+    const server = await spawnServer(["--amqp", AMQP_URL, "--storage", target.spec, "--prefix", prefix]);
+    try {
+      const child = spawn(
+        process.execPath,
+        [oneCallClient, AMQP_URL, prefix, target.spec.slice("sqlite:".length), String(items)],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      const [code] = await once(child, "exit");
+      if (code !== 0) throw new Error(`the one-call client exited ${code}`);
+      const run = JSON.parse(output) as Record<string, number | boolean>;
+      if (run.ok !== true) throw new Error("the single call resolved false");
+      print({
+        name: "contentAdd one call through RabbitMQ",
+        backend: "sqlite",
+        items,
+        seconds: +(run.seconds as number).toFixed(2),
+        itemsPerSecond: Math.round(items / (run.seconds as number)),
+        peakRssMB: run.peakRssMB,
+        rssBeforeCallMB: run.beforeCallRssMB,
+        clientOverheadMB: (run.peakRssMB as number) - (run.beforeCallRssMB as number),
+        baselineRssMB: run.emptyRssMB,
+        baselineName: "the same process before the client and the caller's Map exist",
+        targetRssMB: 300,
+      });
+    } finally {
+      server.child.kill("SIGTERM");
+      await once(server.child, "exit");
+      await deleteTopology(prefix);
+    }
   }
 
   for (const backend of [sqlite, postgres].filter(

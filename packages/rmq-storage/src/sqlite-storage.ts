@@ -1,11 +1,12 @@
 import { type Logger, loggerOption, parseOptions, silentLogger } from "@x/core";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { joinPath } from "./bytes.js";
+import { asBuffer, joinPath } from "./bytes.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
 import { intAtLeast } from "./option-schemas.js";
 import type { RelationRows } from "./rows.js";
+import { InlineWriter, SqliteWriter, type Writer, type WriteStep } from "./sqlite-writer.js";
 import { BaseStorage, type Occurrence } from "./storage-base.js";
 import {
   type DirectoryData,
@@ -97,22 +98,40 @@ export async function openSqliteStorage(
     db.defaultSafeIntegers(true);
     const database = db;
     database.transaction(() => database.exec(schemaSql)).immediate();
-    return new SqliteStorage(database, parsed.logger);
+    const writer =
+      path === ":memory:"
+        ? new InlineWriter(database)
+        : new SqliteWriter({
+            path,
+            busyTimeoutMs: parsed.busyTimeoutMs,
+            pragmas: [
+              `synchronous = ${parsed.synchronous.toUpperCase()}`,
+              `cache_size = -${parsed.cacheSizeKiB}`,
+              `wal_autocheckpoint = ${parsed.walAutocheckpoint}`,
+            ],
+          });
+    return new SqliteStorage(database, writer, parsed.logger);
   } catch (cause) {
     db?.close();
     throw backendError(`cannot open SQLite storage ${JSON.stringify(path)}`, cause);
   }
 }
 
-/** The SQLite backend of {@link ProvenanceStorage}; open it with {@link openSqliteStorage}. */
+/**
+ * The SQLite backend of {@link ProvenanceStorage}; open it with {@link openSqliteStorage}. Reads run on the
+ * caller's thread. Writes of a file database run in a writer thread with a connection of its own (see
+ * {@link SqliteWriter}), in group commits: the writes that arrive while one group commits form the next.
+ */
 export class SqliteStorage extends BaseStorage {
   readonly #db: Database.Database;
+  readonly #writer: Writer;
   readonly #sql: (source: string) => Database.Statement;
 
   /** @internal use {@link openSqliteStorage} */
-  constructor(db: Database.Database, logger: Logger = silentLogger) {
+  constructor(db: Database.Database, writer: Writer, logger: Logger = silentLogger) {
     super(logger);
     this.#db = db;
+    this.#writer = writer;
     const cache = new Map<string, Database.Statement>();
     this.#sql = (source) => {
       let statement = cache.get(source);
@@ -124,112 +143,63 @@ export class SqliteStorage extends BaseStorage {
     };
   }
 
-  #queued: Array<{ body: () => void; done: (error?: unknown) => void }> = [];
-
-  /**
-   * Group commit: the writes queued within one turn of the event loop (typically the batches of several
-   * queues of a server) share one transaction. When that transaction fails, each write is retried in its
-   * own, so every write still commits or fails as a whole.
-   */
-  #transaction(body: () => void): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queued.push({ body, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      if (this.#queued.length === 1) setImmediate(() => this.#flush());
-    });
-  }
-
-  #flush(): void {
-    const writes = this.#queued;
-    this.#queued = [];
-    try {
-      this.#db
-        .transaction(() => {
-          for (const write of writes) write.body();
-        })
-        .immediate();
-      for (const write of writes) write.done();
-    } catch (groupError) {
-      if (writes.length === 1) {
-        writes[0]?.done(groupError);
-        return;
-      }
-      for (const write of writes) {
-        try {
-          this.#db.transaction(write.body).immediate();
-          write.done();
-        } catch (error) {
-          write.done(error);
-        }
-      }
-    }
-  }
-
   protected writeContent(rows: Array<[Sha1, Timestamp]>): Promise<void> {
-    const insert = this.#sql(
-      `INSERT INTO content (sha1, date) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("content")}`,
-    );
-    return this.#transaction(() => {
-      for (const [id, date] of rows) insert.run(hex(id), date);
-    });
+    return this.#writer.write([
+      [
+        `INSERT INTO content (sha1, date) VALUES (unhex(?), ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("content")}`,
+        rows,
+      ],
+    ]);
   }
 
   protected writeDirectory(rows: Array<[Sha1, DirectoryData]>): Promise<void> {
-    const insert = this.#sql(
-      `INSERT INTO directory (sha1, date, flat) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("directory")}, flat = max(directory.flat, excluded.flat)`,
-    );
-    return this.#transaction(() => {
-      for (const [id, { date, flat }] of rows) insert.run(hex(id), date, flat ? 1 : 0);
-    });
+    return this.#writer.write([
+      [
+        `INSERT INTO directory (sha1, date, flat) VALUES (unhex(?), ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("directory")}, flat = max(directory.flat, excluded.flat)`,
+        rows.map(([id, { date, flat }]) => [id, date, flat ? 1 : 0]),
+      ],
+    ]);
   }
 
   protected writeLocation(paths: Path[]): Promise<void> {
-    return this.#transaction(() => this.#insertLocations(paths));
-  }
-
-  #insertLocations(paths: Path[]): void {
-    const insert = this.#sql("INSERT OR IGNORE INTO location (path) VALUES (?)");
-    for (const path of paths) insert.run(path);
+    return this.#writer.write([insertLocations(paths)]);
   }
 
   protected writeOrigin(rows: Array<[Sha1, string]>): Promise<void> {
-    const insert = this.#sql(
-      "INSERT INTO origin (sha1, url) VALUES (?, ?) ON CONFLICT (sha1) DO UPDATE SET url = coalesce(origin.url, excluded.url)",
-    );
-    return this.#transaction(() => {
-      for (const [id, url] of rows) insert.run(hex(id), url);
-    });
+    return this.#writer.write([
+      [
+        "INSERT INTO origin (sha1, url) VALUES (unhex(?), ?) ON CONFLICT (sha1) DO UPDATE SET url = coalesce(origin.url, excluded.url)",
+        rows,
+      ],
+    ]);
   }
 
   protected writeRevision(rows: Array<[Sha1, RevisionData | null]>): Promise<void> {
-    const bare = this.#sql("INSERT OR IGNORE INTO revision (sha1) VALUES (?)");
-    const full = this.#sql(
-      `INSERT INTO revision (sha1, date, origin) VALUES (?, ?, ?) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("revision")}, origin = coalesce(excluded.origin, revision.origin)`,
-    );
-    return this.#transaction(() => {
-      for (const [id, data] of rows) {
-        if (data === null) bare.run(hex(id));
-        else full.run(hex(id), data.date, data.origin === null ? null : hex(data.origin));
-      }
-    });
+    // One statement for both kinds of rows: a bare id (null data) inserts an empty row or changes nothing.
+    return this.#writer.write([
+      [
+        `INSERT INTO revision (sha1, date, origin) VALUES (unhex(?), ?, unhex(?)) ON CONFLICT (sha1) DO UPDATE SET date = ${earliestSql("revision")}, origin = coalesce(excluded.origin, revision.origin)`,
+        rows.map(([id, data]) => [id, data?.date ?? null, data?.origin ?? null]),
+      ],
+    ]);
   }
 
   protected writeRelation({ relation, src, dst, srcIds, dstIds, paths, rows }: RelationRows): Promise<void> {
-    const ensure = (entity: EntityType) => this.#sql(`INSERT OR IGNORE INTO ${entity} (sha1) VALUES (?)`);
+    const ensure = (entity: EntityType, ids: Sha1[]): WriteStep => [
+      `INSERT OR IGNORE INTO ${entity} (sha1) VALUES (unhex(?))`,
+      ids.map((id) => [id]),
+    ];
     const withPath = relationHasPath(relation);
-    const insert = this.#sql(
-      withPath
-        ? `INSERT OR IGNORE INTO ${relation} (src, dst, loc) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?), (SELECT id FROM location WHERE path = ?)`
-        : `INSERT OR IGNORE INTO ${relation} (src, dst) SELECT (SELECT id FROM ${src} WHERE sha1 = ?), (SELECT id FROM ${dst} WHERE sha1 = ?)`,
-    );
-    return this.#transaction(() => {
-      for (const id of srcIds) ensure(src).run(hex(id));
-      for (const id of dstIds) ensure(dst).run(hex(id));
-      this.#insertLocations(paths);
-      for (const [s, d, path] of rows) {
-        if (withPath) insert.run(hex(s), hex(d), path);
-        else insert.run(hex(s), hex(d));
-      }
-    });
+    const insert: WriteStep = withPath
+      ? [
+          `INSERT OR IGNORE INTO ${relation} (src, dst, loc) SELECT (SELECT id FROM ${src} WHERE sha1 = unhex(?)), (SELECT id FROM ${dst} WHERE sha1 = unhex(?)), (SELECT id FROM location WHERE path = unhex(?))`,
+          rows.map(([s, d, path]) => [s, d, asBuffer(path as Path).toString("hex")]),
+        ]
+      : [
+          `INSERT OR IGNORE INTO ${relation} (src, dst) SELECT (SELECT id FROM ${src} WHERE sha1 = unhex(?)), (SELECT id FROM ${dst} WHERE sha1 = unhex(?))`,
+          rows.map(([s, d]) => [s, d]),
+        ];
+    return this.#writer.write([ensure(src, srcIds), ensure(dst, dstIds), insertLocations(paths), insert]);
   }
 
   #each<T>(ids: Sha1[], source: string, map: (row: Row, id: Sha1) => T | undefined): Array<[Sha1, T]> {
@@ -325,10 +295,21 @@ export class SqliteStorage extends BaseStorage {
     return out;
   }
 
-  protected closeBackend(): void {
-    if (this.#queued.length > 0) this.#flush();
+  protected async closeBackend(): Promise<void> {
+    await this.#writer.close();
     this.#db.close();
   }
+}
+
+/**
+ * The step that inserts `paths` (as hex text: a pooled `Buffer` would carry its whole 8 KiB slab across
+ * the thread boundary).
+ */
+function insertLocations(paths: Path[]): WriteStep {
+  return [
+    "INSERT OR IGNORE INTO location (path) VALUES (unhex(?))",
+    paths.map((path) => [asBuffer(path).toString("hex")]),
+  ];
 }
 
 function occurrence(row: Row, path: Buffer): Occurrence {

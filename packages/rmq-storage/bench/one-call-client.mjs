@@ -1,0 +1,39 @@
+/**
+ * The client side of the single-call RSS figure, in a process of its own running the built package (no
+ * TypeScript loader), as an application would: `node bench/one-call-client.mjs <amqp-url> <prefix> <sqlite-file> <items>`.
+ * Prints one JSON line: the RSS before the data exists, after the caller built its Map, and the peak during the call.
+ */
+import { randomBytes } from "node:crypto";
+import { openSqliteStorage, RmqStorageClient } from "@x/rmq-storage";
+
+const [url, prefix, file, count] = process.argv.slice(2);
+const items = Number(count);
+const mb = (bytes) => Math.round(bytes / 1024 / 1024);
+const empty = process.memoryUsage.rss();
+
+const local = await openSqliteStorage(file);
+const client = await RmqStorageClient.connect({ url, storage: local, prefix });
+/** The caller's data: `items` random ids with distinct dates. */
+function randomCall() {
+  const call = new Map();
+  const bytes = randomBytes(20 * items);
+  for (let i = 0; i < items; i++)
+    call.set(bytes.toString("hex", i * 20, i * 20 + 20), 1_500_000_000_000_000n + BigInt(i));
+  return call;
+}
+const call = randomCall();
+const before = process.memoryUsage.rss();
+let peak = before;
+const timer = setInterval(() => {
+  peak = Math.max(peak, process.memoryUsage.rss());
+}, 50);
+const started = performance.now();
+const ok = await client.contentAdd(call);
+const seconds = (performance.now() - started) / 1_000;
+clearInterval(timer);
+peak = Math.max(peak, process.memoryUsage.rss());
+await client.close();
+await local.close();
+process.stdout.write(
+  `${JSON.stringify({ ok, seconds, emptyRssMB: mb(empty), beforeCallRssMB: mb(before), peakRssMB: mb(peak) })}\n`,
+);
