@@ -54,6 +54,19 @@ export interface SupervisorStats {
   connections: number;
 }
 
+/** Counters at start: all zero. */
+export function newStats(): SupervisorStats {
+  return {
+    dispatched: 0,
+    finished: 0,
+    linesIngested: 0,
+    linesRejected: 0,
+    commandsRejected: 0,
+    filesIgnored: 0,
+    connections: 0,
+  };
+}
+
 /** What the daemon's parts share: the storage, the logger, the event sink and the counters. */
 export interface DaemonContext {
   readonly logger: import("@x/core").Logger;

@@ -3,7 +3,7 @@ import { type Logger, loggerOption, parseOptions } from "@x/core";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
 import { SupervisorError, SupervisorErrorCode } from "./errors.js";
-import type { DaemonContext, SupervisorEvents, SupervisorStats } from "./events.js";
+import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
 import { prepareSocketPath, WorkerServer } from "./worker-server.js";
@@ -77,15 +77,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     super();
     this.storage = storage;
     this.#logger = logger;
-    this.#stats = {
-      dispatched: 0,
-      finished: 0,
-      linesIngested: 0,
-      linesRejected: 0,
-      commandsRejected: 0,
-      filesIgnored: 0,
-      connections: 0,
-    };
+    this.#stats = newStats();
     const context: DaemonContext = {
       logger,
       stats: this.#stats,

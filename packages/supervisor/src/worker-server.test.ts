@@ -2,7 +2,7 @@ import { EventEmitter, once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { RawConnection, useDaemonPaths } from "../test/harness.js";
-import type { DaemonContext, SupervisorStats } from "./events.js";
+import { type DaemonContext, newStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
 import { WorkerServer } from "./worker-server.js";
@@ -18,15 +18,7 @@ async function serve() {
   storage.upsertFetcherRun("f", 1, true);
   storage.enqueue("f", 1, [["hello", "1.0 1.1"]]);
   const events = new EventEmitter();
-  const stats: SupervisorStats = {
-    dispatched: 0,
-    finished: 0,
-    linesIngested: 0,
-    linesRejected: 0,
-    commandsRejected: 0,
-    filesIgnored: 0,
-    connections: 0,
-  };
+  const stats = newStats();
   const context: DaemonContext = {
     logger: recordingLogger().logger,
     stats,
