@@ -108,8 +108,6 @@ export async function runPipeline(
     const plan = makePlan(config.jobs);
     const total = plan.jobs.length;
     live.total = total;
-    // Opened before startSupervisor: its lstat of the socket trips nodejs/node#51142, after which a lazy
-    // require of better-sqlite3 through pnpm's symlinks fails (see the README's notes).
     const cache = new SqliteCache(join(dir, "checkpoint.db"));
     cleanup.push(() => cache.close());
 

@@ -31,8 +31,10 @@ type Entry = { kind: "file"; ino: number } | { kind: "missing" } | { kind: "othe
 
 function inspect(path: string): Entry {
   try {
-    const stat = statSync(path);
-    return stat.isFile() ? { kind: "file", ino: stat.ino } : { kind: "other", reason: "not-a-file" };
+    // bigint: a FIFO or socket dropped in the directory must not reach Node's shared stat array (see
+    // prepareSocketPath)
+    const stat = statSync(path, { bigint: true });
+    return stat.isFile() ? { kind: "file", ino: Number(stat.ino) } : { kind: "other", reason: "not-a-file" };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { kind: "other", reason: "unreadable" };
     try {

@@ -1,4 +1,5 @@
 import { EventEmitter, once } from "node:events";
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { RawConnection, useDaemonPaths } from "../test/harness.js";
@@ -31,6 +32,15 @@ async function serve() {
 }
 
 describe("WorkerServer", () => {
+  it("leaves require() able to follow pnpm's symlinks once listening (nodejs/node#51142)", async () => {
+    // Node's realpath reads the type of the last file stat'ed without the bigint option; a socket there
+    // made it stop resolving, so the first require of a package through a pnpm symlink found the link,
+    // not the package (chokidar's CommonJS build then misses its sibling 'readdirp').
+    await serve();
+    const require = createRequire(new URL("../package.json", import.meta.url));
+    expect(() => require("chokidar")).not.toThrow();
+  });
+
   it("holds group commits during pauseWrites and serves the queued commands in order after it", async () => {
     const { server, storage, events, stats, socket } = await serve();
     let endPause!: () => void;

@@ -15,11 +15,15 @@ const closeGraceMs = 2_000;
 /**
  * Checks the socket path before listening (D8): a missing path is fine; a socket nobody accepts on is stale
  * and removed; a live socket or anything that is not a socket is an error, and the path is left alone.
+ *
+ * The daemon stats sockets with `{ bigint: true }` only: Node's `realpathSync` reads the type of the last
+ * file stat'ed into a shared array, and a socket there stops it resolving symbolic links, so that a later
+ * `require` through pnpm's symlinks fails (nodejs/node#51142).
  */
 export async function prepareSocketPath(path: string): Promise<void> {
   let isSocket: boolean;
   try {
-    isSocket = lstatSync(path).isSocket();
+    isSocket = lstatSync(path, { bigint: true }).isSocket();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
     throw new SupervisorError(SupervisorErrorCode.SOCKET_PATH, `cannot inspect socket path ${path}`, {
@@ -72,7 +76,7 @@ export class WorkerServer {
   /** Set while group commits must wait (see {@link pauseWrites}). */
   #paused: Promise<void> | undefined;
   #closing = false;
-  #socketIno: number | undefined;
+  #socketIno: bigint | undefined;
   #path: string | undefined;
   #storage: SupervisorStorage;
   #directory: FetcherDirectory;
@@ -95,7 +99,7 @@ export class WorkerServer {
       });
     });
     this.#path = path;
-    this.#socketIno = lstatSync(path).ino;
+    this.#socketIno = lstatSync(path, { bigint: true }).ino;
     this.#server.on("error", (error) => this.#context.logger.error({ err: error }, "socket server error"));
     await chmod(path, mode);
   }
@@ -136,7 +140,7 @@ export class WorkerServer {
   removeSocketFile(): void {
     if (this.#path === undefined) return;
     try {
-      if (lstatSync(this.#path).ino === this.#socketIno) unlinkSync(this.#path);
+      if (lstatSync(this.#path, { bigint: true }).ino === this.#socketIno) unlinkSync(this.#path);
     } catch {
       // already gone
     }
