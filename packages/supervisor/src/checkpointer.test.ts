@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { tempDir } from "../test/helpers.js";
@@ -13,58 +14,98 @@ afterEach(async () => {
 
 const mib = 1024 * 1024;
 
+/**
+ * A file database with auto-checkpoints off and a `journal_size_limit` of 1 MiB (as the daemon sets
+ * 64 MiB), a Checkpointer on it, and a writer that commits back to back (so a checkpoint always finds new
+ * frames behind it) and honours the Checkpointer's write pauses, as the daemon does.
+ */
+function sustainedWriter(walCapBytes: number, lockWaitMs: number) {
+  const t = tempDir();
+  cleanups.push(t.cleanup);
+  const path = join(t.dir, "state.db");
+  const storage = SupervisorStorage.open(path);
+  cleanups.push(() => storage.close());
+  storage.db.pragma("wal_autocheckpoint = 0");
+  storage.db.pragma(`journal_size_limit = ${mib}`);
+  storage.db.exec("CREATE TABLE blobs (data BLOB NOT NULL)");
+  const log = recordingLogger();
+  let paused: Promise<void> | undefined;
+  let pauses = 0;
+  const checkpointer = new Checkpointer({
+    path,
+    intervalMs: 20,
+    walCapBytes,
+    lockWaitMs,
+    logger: log.logger,
+    pauseWrites: (until) => {
+      pauses++;
+      paused = until.finally(() => (paused = undefined));
+    },
+    onFailure: () => {},
+  });
+  cleanups.push(() => checkpointer.stop());
+  const insert = storage.db.prepare("INSERT INTO blobs (data) VALUES (randomblob(8192))");
+  const walPath = `${path}-wal`;
+  let walSize = 0;
+  let cuts = 0; // the file shrinks below the cap when the writer starts the WAL over (journal_size_limit)
+
+  return {
+    path,
+    restarts: () => log.records.filter((r) => r.msg.includes("RESTART checkpoint")),
+    pauses: () => pauses,
+    cuts: () => cuts,
+    /** Writes in slices of `sliceMs`, yielding `gapMs` between them, until `done()` or 256 MiB. */
+    async writeUntil(done: () => boolean, sliceMs = 50, gapMs = 0): Promise<void> {
+      for (let written = 0; written < 256 * mib && !done(); ) {
+        if (paused) await paused;
+        const sliceEnd = performance.now() + sliceMs;
+        while (performance.now() < sliceEnd) {
+          insert.run();
+          written += 8192;
+          const size = statSync(walPath).size;
+          if (walSize > walCapBytes && size < walCapBytes) cuts++;
+          walSize = size;
+        }
+        await new Promise((resolve) => (gapMs > 0 ? setTimeout(resolve, gapMs) : setImmediate(resolve)));
+      }
+    },
+  };
+}
+
 describe("Checkpointer", () => {
   it("starts an oversized WAL over by pausing writes that never pause by themselves", async () => {
-    const t = tempDir();
-    cleanups.push(t.cleanup);
-    const path = join(t.dir, "state.db");
-    const storage = SupervisorStorage.open(path);
-    cleanups.push(() => storage.close());
-    storage.db.pragma("wal_autocheckpoint = 0");
-    storage.db.pragma(`journal_size_limit = ${mib}`); // as the daemon does (64 MiB there)
-    storage.db.exec("CREATE TABLE blobs (data BLOB NOT NULL)");
-    const log = recordingLogger();
     const walCapBytes = 2 * mib;
-    let paused: Promise<void> | undefined;
-    let pauses = 0;
-    const checkpointer = new Checkpointer({
-      path,
-      intervalMs: 20,
-      walCapBytes,
-      logger: log.logger,
-      pauseWrites: (until) => {
-        pauses++;
-        paused = until.finally(() => (paused = undefined));
-      },
-      onFailure: () => {},
-    });
-    cleanups.push(() => checkpointer.stop());
+    const writer = sustainedWriter(walCapBytes, 1_000);
+    await writer.writeUntil(() => writer.cuts() >= 2);
 
-    // Commit back to back, so a checkpoint always finds new frames behind it, yielding only to take the
-    // thread's reports and to honour a pause; until the WAL file was cut back twice or 256 MiB went through.
-    const insert = storage.db.prepare("INSERT INTO blobs (data) VALUES (randomblob(8192))");
-    const walPath = `${path}-wal`;
-    let written = 0;
-    let walSize = 0;
-    let cutsBelowCap = 0; // the file shrinks when the writer starts the WAL over (to journal_size_limit)
-    while (written < 256 * mib && cutsBelowCap < 2) {
-      if (paused) await paused;
-      const sliceEnd = performance.now() + 50;
-      while (performance.now() < sliceEnd) {
-        insert.run();
-        written += 8192;
-        const size = statSync(walPath).size;
-        if (walSize > walCapBytes && size < walCapBytes) cutsBelowCap++;
-        walSize = size;
-      }
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-
-    expect(cutsBelowCap).toBe(2);
-    expect(pauses).toBeGreaterThanOrEqual(2);
-    const restarts = log.records.filter((r) => r.msg.includes("RESTART checkpoint"));
+    expect(writer.cuts()).toBe(2);
+    expect(writer.pauses()).toBeGreaterThanOrEqual(2);
+    const restarts = writer.restarts();
     expect(restarts.length).toBeGreaterThanOrEqual(2);
     expect(restarts[0]).toMatchObject({ level: "info", fields: { restarted: true } });
     expect(restarts[0]!.fields.walBytes).toBeGreaterThan(walCapBytes);
+  });
+
+  it("backs off while a reader holds an old snapshot, and starts the WAL over once it is gone", async () => {
+    const writer = sustainedWriter(mib, 50);
+    // A reader in a transaction on the empty WAL: no checkpoint can copy anything, no RESTART can finish.
+    const reader = new Database(writer.path, { readonly: true });
+    cleanups.push(() => reader.close());
+    reader.exec("BEGIN");
+    reader.prepare("SELECT count(*) FROM blobs").get();
+
+    // 1.2 s of writes at a fifth of full speed: each failed RESTART doubles the size for the next attempt,
+    // so a few pauses (≈ log2 of the WAL's growth), where one per checkpoint tick would be about fifteen.
+    const until = performance.now() + 1_200;
+    await writer.writeUntil(() => performance.now() > until, 2, 8);
+    const held = writer.restarts();
+    expect(held.length).toBeGreaterThanOrEqual(1);
+    expect(held.every((r) => r.fields.restarted === false)).toBe(true);
+    expect(writer.pauses()).toBeLessThanOrEqual(10);
+    expect(writer.cuts()).toBe(0);
+
+    reader.exec("COMMIT");
+    await writer.writeUntil(() => writer.cuts() >= 1);
+    expect(writer.restarts().at(-1)).toMatchObject({ fields: { restarted: true } });
   });
 });

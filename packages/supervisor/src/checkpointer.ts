@@ -10,15 +10,18 @@ const workerSource = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma("busy_timeout = 1000");
+db.pragma("busy_timeout = " + workerData.lockWaitMs);
 const pageSize = db.pragma("page_size", { simple: true });
 const walBytes = (frames) => frames * (pageSize + 24);
+// The WAL size that asks for a restart: the cap, doubled after each restart a reader prevented, back to
+// the cap after a restart that worked.
+let threshold = workerData.walCapBytes;
 let overCapReported = false;
 let timer;
 const tick = () => {
   try {
     const [{ log }] = db.pragma("wal_checkpoint(PASSIVE)");
-    if (!overCapReported && walBytes(log) > workerData.walCapBytes) {
+    if (!overCapReported && walBytes(log) > threshold) {
       overCapReported = true;
       parentPort.postMessage({ kind: "over-cap", walBytes: walBytes(log) });
     }
@@ -33,7 +36,9 @@ parentPort.on("message", (message) => {
     const started = performance.now();
     let restarted = false;
     try {
-      restarted = db.pragma("wal_checkpoint(RESTART)")[0].busy === 0;
+      const [{ busy, log }] = db.pragma("wal_checkpoint(RESTART)");
+      restarted = busy === 0;
+      threshold = restarted ? workerData.walCapBytes : 2 * Math.max(threshold, walBytes(log));
     } catch (error) {
       parentPort.postMessage({ kind: "failed", error: String(error) });
     }
@@ -61,6 +66,13 @@ export interface CheckpointerOptions {
   intervalMs: number;
   /** The WAL size past which the WAL is started over, in bytes (see {@link Checkpointer}). */
   walCapBytes: number;
+  /**
+   * How long a checkpoint waits for a lock, and a RESTART for the readers of older snapshots, in ms. A
+   * RESTART that a reader prevents (a long `VACUUM INTO`, say) doubles the WAL size at which the next one
+   * is tried, so a long reader costs a few pauses, not one per checkpoint (the cap applies again after a
+   * RESTART that worked).
+   */
+  lockWaitMs: number;
   /** Where checkpoint failures (at debug: the next one retries) and WAL restarts (at info) are reported. */
   logger: Logger;
   /**
@@ -91,12 +103,20 @@ export class Checkpointer {
   /** Ends the current write pause, if any. */
   #resumeWrites: (() => void) | undefined;
 
-  constructor({ path, intervalMs, walCapBytes, logger, pauseWrites, onFailure }: CheckpointerOptions) {
+  constructor({
+    path,
+    intervalMs,
+    walCapBytes,
+    lockWaitMs,
+    logger,
+    pauseWrites,
+    onFailure,
+  }: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.#worker = new Worker(workerSource, {
       eval: true,
       execArgv: [], // the source is CommonJS, whatever module flags the process runs with
-      workerData: { driver, path, intervalMs, walCapBytes },
+      workerData: { driver, path, intervalMs, walCapBytes, lockWaitMs },
     });
     this.#worker.unref();
     this.#exited = new Promise((resolve) =>

@@ -187,6 +187,7 @@ function startCheckpointer(
     path: storage.db.name,
     intervalMs: checkpointIntervalMs,
     walCapBytes: walSizeLimitBytes,
+    lockWaitMs: 1_000,
     logger,
     pauseWrites: (until) => server.pauseWrites(until),
     onFailure: () => {
