@@ -19,6 +19,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
@@ -219,6 +220,8 @@ try {
     // One single call of all the items: the client's RSS must stay under 300 MB. The client runs in a
     // process of its own on the built package, as an application would (this one carries tsx and the
     // other figures' modules).
+    if (!existsSync(fileURLToPath(new URL("../dist/index.js", import.meta.url))))
+      throw new Error("the single-call RSS figure runs the built package: run `pnpm build` first");
     const target = await sqlite.fresh();
     await target.storage.close();
     const prefix = box.prefix();
