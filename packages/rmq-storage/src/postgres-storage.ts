@@ -95,23 +95,30 @@ export async function openPostgresStorage(
   });
   pool.on("error", (error) => parsed.logger.warn({ err: error }, "idle PostgreSQL connection failed"));
   try {
-    const client = await pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]);
-      await client.query(schemaSql(parsed.schema));
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
+    await transaction(pool, [
+      ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]],
+      [schemaSql(parsed.schema), []],
+    ]);
   } catch (cause) {
     await pool.end().catch(() => {});
     throw backendError(`cannot open PostgreSQL storage (schema ${parsed.schema})`, cause);
   }
   return new PostgresStorage(pool, parsed.schema, parsed.logger);
+}
+
+/** Runs `statements` in order in one transaction on a pooled connection; rolls back if one fails. */
+async function transaction(pool: pg.Pool, statements: Array<[string, unknown[]]>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    for (const [text, values] of statements) await client.query(text, values);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
 }
 
 /** The PostgreSQL backend of {@link ProvenanceStorage}; open it with {@link openPostgresStorage}. */
@@ -126,27 +133,13 @@ export class PostgresStorage extends BaseStorage {
     this.#s = schema;
   }
 
-  async #transaction(statements: Array<[string, unknown[]]>): Promise<void> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      for (const [text, values] of statements) await client.query(text, values);
-      await client.query("COMMIT");
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
-      throw error;
-    } finally {
-      client.release();
-    }
-  }
-
   async #rows(text: string, values: unknown[] = []): Promise<Row[]> {
     return (await this.#pool.query(text, values)).rows as Row[];
   }
 
   protected writeContent(rows: Array<[Sha1, Timestamp]>): Promise<void> {
     const s = this.#s;
-    return this.#transaction([
+    return transaction(this.#pool, [
       [
         `INSERT INTO ${s}.content (sha1, date)
          SELECT decode(h, 'hex'), ${s}.us_to_ts(d) FROM unnest($1::text[], $2::int8[]) WITH ORDINALITY AS t(h, d, n) ORDER BY n
@@ -158,7 +151,7 @@ export class PostgresStorage extends BaseStorage {
 
   protected writeDirectory(rows: Array<[Sha1, DirectoryData]>): Promise<void> {
     const s = this.#s;
-    return this.#transaction([
+    return transaction(this.#pool, [
       [
         `INSERT INTO ${s}.directory (sha1, date, flat)
          SELECT decode(h, 'hex'), ${s}.us_to_ts(d), f FROM unnest($1::text[], $2::int8[], $3::bool[]) WITH ORDINALITY AS t(h, d, f, n) ORDER BY n
@@ -176,12 +169,12 @@ export class PostgresStorage extends BaseStorage {
   }
 
   protected writeLocation(paths: Path[]): Promise<void> {
-    return this.#transaction([this.#locations(paths)]);
+    return transaction(this.#pool, [this.#locations(paths)]);
   }
 
   protected writeOrigin(rows: Array<[Sha1, string]>): Promise<void> {
     const s = this.#s;
-    return this.#transaction([
+    return transaction(this.#pool, [
       [
         `INSERT INTO ${s}.origin (sha1, url)
          SELECT decode(h, 'hex'), u FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(h, u, n) ORDER BY n
@@ -194,7 +187,7 @@ export class PostgresStorage extends BaseStorage {
   protected writeRevision(rows: Array<[Sha1, RevisionData | null]>): Promise<void> {
     const s = this.#s;
     const bare = rows.every((r) => r[1] === null);
-    return this.#transaction([
+    return transaction(this.#pool, [
       bare
         ? [
             `INSERT INTO ${s}.revision (sha1) SELECT decode(h, 'hex') FROM unnest($1::text[]) WITH ORDINALITY AS t(h, n) ORDER BY n ON CONFLICT DO NOTHING`,
@@ -238,7 +231,7 @@ export class PostgresStorage extends BaseStorage {
     const statements = [ensure(src, srcIds), ensure(dst, dstIds)];
     if (paths.length > 0) statements.push(this.#locations(paths));
     statements.push(insert);
-    return this.#transaction(statements);
+    return transaction(this.#pool, statements);
   }
 
   protected async readContent(list: Sha1[]): Promise<Array<[Sha1, Timestamp]>> {
