@@ -1,6 +1,21 @@
 import { createServer } from "node:net";
 import amqp from "amqplib";
+import { afterEach } from "vitest";
 import { AMQP_URL } from "../../../test-support/services.js";
+import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "../src/testing/index.js";
+
+/** For a test file: a function that starts a fake ERMrest on `tables`; each one is closed after its test. */
+export function useFakeErmrest(): (tables: FakeErmrestOptions["tables"]) => Promise<FakeErmrest> {
+  const open: FakeErmrest[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((fake) => fake.close()));
+  });
+  return async (tables) => {
+    const fake = await startFakeErmrest({ tables });
+    open.push(fake);
+    return fake;
+  };
+}
 
 /** Deletes an exchange a test declared, ignoring errors. */
 export async function deleteExchange(exchange: string): Promise<void> {

@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useFakeErmrest } from "../../test/helpers.js";
 import { raw } from "../../test/http.js";
-import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "./index.js";
+import type { FakeErmrestOptions } from "./index.js";
 
-const open: FakeErmrest[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((fake) => fake.close()));
-});
+const startFake = useFakeErmrest();
 
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFakeErmrest({ tables });
-  open.push(fake);
+  const fake = await startFake(tables);
   const get = async (path: string) => {
     const reply = await raw(fake.url, "GET", path);
     return reply.status === 200 ? (reply.json() as Array<Record<string, unknown>>) : reply.status;
@@ -199,8 +196,8 @@ describe("entity GET", () => {
   });
 
   it("answers 404 outside catalog 1", async () => {
-    await start(table());
-    const base = new URL((open[0] as FakeErmrest).url).origin;
+    const { fake } = await start(table());
+    const base = new URL(fake.url).origin;
     expect((await raw(base, "GET", "/ermrest/catalog/2/entity/S:T")).status).toBe(404);
     expect((await raw(base, "GET", "/other")).status).toBe(404);
   });

@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useFakeErmrest } from "../../test/helpers.js";
 import { type RawOptions, raw } from "../../test/http.js";
-import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "./index.js";
+import type { FakeErmrestOptions } from "./index.js";
 
-const open: FakeErmrest[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((fake) => fake.close()));
-});
+const startFake = useFakeErmrest();
 
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFakeErmrest({ tables });
-  open.push(fake);
+  const fake = await startFake(tables);
   const call = (method: string, path: string, body?: unknown, options: RawOptions = {}) =>
     raw(fake.url, method, path, { ...options, body });
   return { fake, call };

@@ -1,16 +1,13 @@
 import { XError } from "@x/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useFakeErmrest } from "../../test/helpers.js";
 import { raw } from "../../test/http.js";
-import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "./index.js";
+import { type FakeErmrestOptions, startFakeErmrest } from "./index.js";
 
-const open: FakeErmrest[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((fake) => fake.close()));
-});
+const startFake = useFakeErmrest();
 
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFakeErmrest({ tables });
-  open.push(fake);
+  const fake = await startFake(tables);
   const call = (method: string, path: string, options?: Parameters<typeof raw>[3]) =>
     raw(fake.url, method, path, options);
   return { fake, call };
