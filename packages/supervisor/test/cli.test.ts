@@ -9,6 +9,16 @@ import { runCli, useServeHarness } from "./cli-process.js";
 import { type DaemonPaths, exchange } from "./harness.js";
 import { readDb } from "./helpers.js";
 
+/** Whether no process `pid` exists any more (signal 0 fails). */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 const { cleanups, paths, serve } = useServeHarness();
 
 const hasSocat = spawnSync("socat", ["-V"]).status === 0;
@@ -212,18 +222,7 @@ esac
     const pid = Number(readFileSync(join(p.root, "slow.pid"), "utf8"));
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
-    await waitFor(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      10_000,
-      "the command to be stopped",
-    );
+    await waitFor(() => isGone(pid), 10_000, "the command to be stopped");
     const row = readDb(p.db, (db) => db.prepare("SELECT finished FROM log").get());
     expect(row).toEqual({ finished: null });
     expect(await runCli(["worker", p.socket]).exited).toBe(64);
@@ -243,17 +242,6 @@ esac
     expect(() => process.kill(pid, 0)).not.toThrow();
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(143);
-    await waitFor(
-      () => {
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      },
-      10_000,
-      "the group to be killed",
-    );
+    await waitFor(() => isGone(pid), 10_000, "the group to be killed");
   });
 });
