@@ -30,7 +30,7 @@ redelivered later.
 Options:
   --amqp URL          the broker (amqp:// or amqps://)
   --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]
-  --batch-size N      most items per storage call (default 100)
+  --batch-size N      most items per storage call (default 100; 10000 for bulk loads)
   --prefetch N        unacknowledged messages held per queue (default 100)
   --processes N       child processes sharing the 16 ranges (default 1)
   --prefix P          a prefix for every exchange and queue name (default none)
