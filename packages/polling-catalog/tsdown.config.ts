@@ -1,3 +1,3 @@
-import { packageBuild } from "../../scripts/tsup-preset.js";
+import { packageBuild } from "../../scripts/build-preset.ts";
 
 export default packageBuild({ index: "src/index.ts", testing: "src/testing/index.ts" });

@@ -1,4 +1,4 @@
-import { packageBuild } from "../../scripts/tsup-preset.js";
+import { packageBuild } from "../../scripts/build-preset.ts";
 
 export default packageBuild({
   index: "src/index.ts",

@@ -1,0 +1,3 @@
+import { packageBuild } from "../../scripts/build-preset.ts";
+
+export default packageBuild({ index: "src/index.ts" });

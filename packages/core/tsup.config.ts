@@ -1,3 +1,0 @@
-import { packageBuild } from "../../scripts/tsup-preset.js";
-
-export default packageBuild({ index: "src/index.ts" });
