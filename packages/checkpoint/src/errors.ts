@@ -15,7 +15,8 @@ export type CheckpointErrorCode =
   | "ERR_X_CHECKPOINT_CACHE_VALUE"
   | "ERR_X_CHECKPOINT_CACHE_CLOSED"
   | "ERR_X_CHECKPOINT_CACHE_OPEN"
-  | "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE";
+  | "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE"
+  | "ERR_X_CHECKPOINT_SQLITE_VERSION";
 
 /**
  * The error class of `@x/checkpoint`: an {@link XError} whose `code` is one of {@link CheckpointErrorCode}.
