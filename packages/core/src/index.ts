@@ -17,6 +17,7 @@ export {
   logLevels,
   silentLogger,
 } from "./logger.js";
+export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
 export {
   describeValue,
   isLogger,
