@@ -14,6 +14,10 @@ export const ErrorCode = {
   TOPOLOGY: "ERR_X_RMQ_STORAGE_TOPOLOGY",
   /** A storage could not be opened, or a read failed (`cause` set). */
   BACKEND: "ERR_X_RMQ_STORAGE_BACKEND",
+  /** The database driver of the storage asked for (`better-sqlite3` or `pg`) is not installed or does not load. */
+  DRIVER_UNAVAILABLE: "ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE",
+  /** The installed database driver is a version this package does not support, or does not support this Node. */
+  DRIVER_VERSION: "ERR_X_RMQ_STORAGE_DRIVER_VERSION",
 } as const;
 
 /** One of the codes of {@link ErrorCode}. */

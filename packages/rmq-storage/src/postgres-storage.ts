@@ -1,7 +1,8 @@
 import { type Logger, loggerOption, parseOptions } from "@x/core";
-import pg from "pg";
+import type pg from "pg";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";
+import { loadPostgresDriver } from "./drivers.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
 import { intAtLeast } from "./option-schemas.js";
@@ -74,36 +75,12 @@ const idList = "(SELECT decode(x, 'hex') FROM unnest($1::text[]) x)";
  *
  * @param url - a `postgres://` connection string
  * @param options - see {@link PostgresStorageOptions}
- * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the server
+ * @throws `ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE` without `pg` (`…_DRIVER_VERSION` for an unsupported one),
+ *   `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the server
  *   cannot be reached or the schema cannot be created
  */
-export async function openPostgresStorage(
-  url: string,
-  options?: PostgresStorageOptions,
-): Promise<PostgresStorage> {
-  const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
-  if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
-    throw new RmqStorageError(
-      ErrorCode.BAD_OPTION,
-      `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
-    );
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: parsed.poolSize,
-    connectionTimeoutMillis: parsed.connectTimeoutMs,
-    options: "-c TimeZone=UTC",
-  });
-  pool.on("error", (error) => parsed.logger.warn({ err: error }, "idle PostgreSQL connection failed"));
-  try {
-    await transaction(pool, [
-      ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]],
-      [schemaSql(parsed.schema), []],
-    ]);
-  } catch (cause) {
-    await pool.end().catch(() => {});
-    throw backendError(`cannot open PostgreSQL storage (schema ${parsed.schema})`, cause);
-  }
-  return new PostgresStorage(pool, parsed.schema, parsed.logger);
+export function openPostgresStorage(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
+  return PostgresStorage.open(url, options);
 }
 
 /** Runs `statements` in order in one transaction on a pooled connection; rolls back if one fails. */
@@ -126,8 +103,35 @@ export class PostgresStorage extends BaseStorage {
   readonly #pool: pg.Pool;
   readonly #s: string;
 
-  /** @internal use {@link openPostgresStorage} */
-  constructor(pool: pg.Pool, schema: string, logger: Logger) {
+  /** The implementation of {@link openPostgresStorage}, which is how to open one. */
+  static async open(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
+      throw new RmqStorageError(
+        ErrorCode.BAD_OPTION,
+        `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
+      );
+    const { Pool } = loadPostgresDriver();
+    const pool = new Pool({
+      connectionString: url,
+      max: parsed.poolSize,
+      connectionTimeoutMillis: parsed.connectTimeoutMs,
+      options: "-c TimeZone=UTC",
+    });
+    pool.on("error", (error) => parsed.logger.warn({ err: error }, "idle PostgreSQL connection failed"));
+    try {
+      await transaction(pool, [
+        ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]],
+        [schemaSql(parsed.schema), []],
+      ]);
+    } catch (cause) {
+      await pool.end().catch(() => {});
+      throw backendError(`cannot open PostgreSQL storage (schema ${parsed.schema})`, cause);
+    }
+    return new PostgresStorage(pool, parsed.schema, parsed.logger);
+  }
+
+  private constructor(pool: pg.Pool, schema: string, logger: Logger) {
     super(logger);
     this.#pool = pool;
     this.#s = schema;

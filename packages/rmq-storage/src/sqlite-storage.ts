@@ -1,7 +1,8 @@
 import { type Logger, loggerOption, parseOptions, silentLogger } from "@x/core";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { z } from "zod";
 import { asBuffer, joinPath } from "./bytes.js";
+import { loadSqliteDriver } from "./drivers.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
 import { intAtLeast } from "./option-schemas.js";
@@ -75,46 +76,12 @@ type Row = Record<string, unknown>;
  *
  * @param path - the database file, or `":memory:"`
  * @param options - see {@link SqliteStorageOptions}
- * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the file cannot
+ * @throws `ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE` without `better-sqlite3` (`…_DRIVER_VERSION` for an unsupported
+ *   one), `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the file cannot
  *   be opened or created
  */
-export async function openSqliteStorage(
-  path: string,
-  options?: SqliteStorageOptions,
-): Promise<SqliteStorage> {
-  const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
-  if (typeof path !== "string" || path === "")
-    throw new RmqStorageError(
-      ErrorCode.BAD_OPTION,
-      `invalid option path: ${JSON.stringify(path)} (expected a file path or ":memory:")`,
-    );
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(path, { timeout: parsed.busyTimeoutMs });
-    if (path !== ":memory:") db.pragma("journal_mode = WAL");
-    db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);
-    db.pragma(`cache_size = -${parsed.cacheSizeKiB}`);
-    db.pragma(`wal_autocheckpoint = ${parsed.walAutocheckpoint}`);
-    db.defaultSafeIntegers(true);
-    const database = db;
-    database.transaction(() => database.exec(schemaSql)).immediate();
-    const writer =
-      path === ":memory:"
-        ? new InlineWriter(database)
-        : new SqliteWriter({
-            path,
-            busyTimeoutMs: parsed.busyTimeoutMs,
-            pragmas: [
-              `synchronous = ${parsed.synchronous.toUpperCase()}`,
-              `cache_size = -${parsed.cacheSizeKiB}`,
-              `wal_autocheckpoint = ${parsed.walAutocheckpoint}`,
-            ],
-          });
-    return new SqliteStorage(database, writer, parsed.logger);
-  } catch (cause) {
-    db?.close();
-    throw backendError(`cannot open SQLite storage ${JSON.stringify(path)}`, cause);
-  }
+export function openSqliteStorage(path: string, options?: SqliteStorageOptions): Promise<SqliteStorage> {
+  return SqliteStorage.open(path, options);
 }
 
 /**
@@ -127,8 +94,45 @@ export class SqliteStorage extends BaseStorage {
   readonly #writer: Writer;
   readonly #sql: (source: string) => Database.Statement;
 
-  /** @internal use {@link openSqliteStorage} */
-  constructor(db: Database.Database, writer: Writer, logger: Logger = silentLogger) {
+  /** The implementation of {@link openSqliteStorage}, which is how to open one. */
+  static async open(path: string, options?: SqliteStorageOptions): Promise<SqliteStorage> {
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    if (typeof path !== "string" || path === "")
+      throw new RmqStorageError(
+        ErrorCode.BAD_OPTION,
+        `invalid option path: ${JSON.stringify(path)} (expected a file path or ":memory:")`,
+      );
+    const Driver = loadSqliteDriver();
+    let db: Database.Database | undefined;
+    try {
+      db = new Driver(path, { timeout: parsed.busyTimeoutMs });
+      if (path !== ":memory:") db.pragma("journal_mode = WAL");
+      db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);
+      db.pragma(`cache_size = -${parsed.cacheSizeKiB}`);
+      db.pragma(`wal_autocheckpoint = ${parsed.walAutocheckpoint}`);
+      db.defaultSafeIntegers(true);
+      const database = db;
+      database.transaction(() => database.exec(schemaSql)).immediate();
+      const writer =
+        path === ":memory:"
+          ? new InlineWriter(database)
+          : new SqliteWriter({
+              path,
+              busyTimeoutMs: parsed.busyTimeoutMs,
+              pragmas: [
+                `synchronous = ${parsed.synchronous.toUpperCase()}`,
+                `cache_size = -${parsed.cacheSizeKiB}`,
+                `wal_autocheckpoint = ${parsed.walAutocheckpoint}`,
+              ],
+            });
+      return new SqliteStorage(database, writer, parsed.logger);
+    } catch (cause) {
+      db?.close();
+      throw backendError(`cannot open SQLite storage ${JSON.stringify(path)}`, cause);
+    }
+  }
+
+  private constructor(db: Database.Database, writer: Writer, logger: Logger = silentLogger) {
     super(logger);
     this.#db = db;
     this.#writer = writer;
