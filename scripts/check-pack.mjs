@@ -1,7 +1,8 @@
-// Packs every package as npm would publish it and checks the tarball with publint and
-// @arethetypeswrong/cli (ESM-only profile). Exits non-zero when any package fails.
+// Packs every package as npm would publish it and checks the tarball: publint, @arethetypeswrong/cli
+// (ESM-only profile), and its contents (dist/, LICENSE, README.md, CHANGELOG.md, nothing from tests or
+// benchmarks). Exits non-zero when any package fails.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -18,6 +19,7 @@ for (const name of readdirSync(packagesDir)) {
       out,
       readdirSync(out).find((file) => file.startsWith(`x-${name}-`)),
     );
+    checkContents(tarball);
     quiet(["exec", "publint", "run", tarball, "--strict"], dir);
     quiet(["exec", "attw", tarball, "--profile", "esm-only"], dir);
     console.log(`check:pack ${name}: ok`);
@@ -27,6 +29,30 @@ for (const name of readdirSync(packagesDir)) {
   }
 }
 rmSync(out, { recursive: true, force: true });
+
+/** Throws unless the tarball holds what a user needs and nothing from tests or benchmarks. */
+function checkContents(tarball) {
+  const files = execFileSync("tar", ["-tzf", tarball], { encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean)
+    .map((path) => path.replace(/^package\//, ""));
+  const missing = [
+    "LICENSE",
+    "README.md",
+    "CHANGELOG.md",
+    "package.json",
+    "dist/index.js",
+    "dist/index.d.ts",
+  ].filter((path) => !files.includes(path));
+  const unwanted = files.filter((path) =>
+    /^(test|bench|examples)\/|\.test(-d)?\.ts$|(^|\/)fixtures\//.test(path),
+  );
+  if (missing.length > 0) throw new Error(`the tarball lacks ${missing.join(", ")}`);
+  if (unwanted.length > 0) throw new Error(`the tarball holds ${unwanted.join(", ")}`);
+  const license = execFileSync("tar", ["-xOzf", tarball, "package/LICENSE"], { encoding: "utf8" });
+  if (license !== readFileSync(join(root, "LICENSE"), "utf8"))
+    throw new Error("its LICENSE differs from the root's");
+}
 
 /** Runs a pnpm command; its output is shown only when it fails. */
 function quiet(args, cwd) {
