@@ -1,0 +1,170 @@
+// The checks of one published package, each in an empty project of its own, as a user would install it.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readmeExample } from "./readme-example.mjs";
+
+/** Runs a command; its output is kept for the failure message only. */
+export function run(command, args, options) {
+  try {
+    return execFileSync(command, args, { encoding: "utf8", stdio: "pipe", timeout: 300_000, ...options });
+  } catch (error) {
+    const output = `${error.stdout ?? ""}${error.stderr ?? ""}`.trim().split("\n").slice(-15).join("\n");
+    throw new Error(`${command} ${args.join(" ")} failed:\n${output}`);
+  }
+}
+
+/** An empty ESM project in `dir`. */
+function emptyProject(dir) {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+  return dir;
+}
+
+/** Every file below `dir` whose name says it is a native module or its build recipe. */
+function nativeFiles(dir) {
+  return readdirSync(dir, { recursive: true }).filter((path) => /\.node$|(^|\/)binding\.gyp$/.test(path));
+}
+
+/** The entry points a user imports: `name`, plus every subpath of its exports map but `./package.json`. */
+function entryPoints(manifest) {
+  return Object.keys(manifest.exports ?? { ".": null })
+    .filter((key) => key !== "./package.json")
+    .map((key) => (key === "." ? manifest.name : `${manifest.name}/${key.slice(2)}`));
+}
+
+/**
+ * Deletes the broker topology that rmq-storage's README example declares (no prefix): the queues that
+ * `x-rmq-storage stats` lists, when empty, and their exchanges. A user's broker would keep them; CI's should not.
+ */
+function removeDefaultTopology(npmDir, env) {
+  const amqpUrl = env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
+  const stats = run(
+    join(npmDir, "node_modules", ".bin", "x-rmq-storage"),
+    ["stats", "--amqp", amqpUrl, "--json"],
+    {
+      cwd: npmDir,
+      env,
+    },
+  );
+  const queues = stats
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line).queue);
+  const exchanges = queues
+    .filter((queue) => queue.endsWith(".dead"))
+    .flatMap((dead) => [dead, dead.slice(0, -5)]);
+  const script = `
+    import amqp from "amqplib";
+    const connection = await amqp.connect(${JSON.stringify(amqpUrl)});
+    const channel = await connection.createConfirmChannel();
+    for (const queue of ${JSON.stringify(queues)}) await channel.deleteQueue(queue, { ifEmpty: true });
+    for (const exchange of ${JSON.stringify(exchanges)}) await channel.deleteExchange(exchange);
+    await connection.close();`;
+  run(process.execPath, ["--input-type=module", "-e", script], { cwd: npmDir, env });
+}
+
+/**
+ * Checks one package published as `name@version`. `tools` holds typescript (the oldest supported) and
+ * `@types/node` for the type check; `env` points npm and pnpm at the local registry. Returns
+ * `[check, error | undefined]` pairs in order; a failed install skips the checks that need it.
+ */
+export function checkPackage({ name, version, work, tools, env }) {
+  const results = [];
+  const check = (label, body) => {
+    try {
+      body();
+      results.push([label, undefined]);
+      return true;
+    } catch (error) {
+      results.push([label, error]);
+      return false;
+    }
+  };
+  const slug = name.replace(/^@x\//, "");
+  const npmDir = emptyProject(join(work, `${slug}-npm`));
+  const pnpmDir = emptyProject(join(work, `${slug}-pnpm`));
+  const spec = `${name}@${version}`;
+
+  const npmInstalled = check("installed alone with npm", () => {
+    run("npm", ["install", spec, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: npmDir, env });
+    const modules = join(npmDir, "node_modules");
+    if (name === "@x/process-guard" && nativeFiles(modules).length > 0)
+      throw new Error(`installed native modules: ${nativeFiles(modules).join(", ")}`);
+    if (name === "@x/checkpoint" && existsSync(join(modules, "better-sqlite3")))
+      throw new Error("installed better-sqlite3, an optional peer");
+  });
+  const pnpmInstalled = check("with pnpm", () => {
+    run("pnpm", ["add", spec, "--reporter=silent"], { cwd: pnpmDir, env });
+  });
+  if (!npmInstalled || !pnpmInstalled) return results;
+
+  const manifest = JSON.parse(readFileSync(join(npmDir, "node_modules", name, "package.json"), "utf8"));
+  const entries = entryPoints(manifest);
+  check("import", () => {
+    for (const dir of [npmDir, pnpmDir])
+      for (const entry of entries)
+        run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], {
+          cwd: dir,
+          env,
+        });
+  });
+  check("CLIs", () => {
+    for (const bin of Object.keys(manifest.bin ?? {})) {
+      const help = run(join(npmDir, "node_modules", ".bin", bin), ["--help"], { cwd: npmDir, env });
+      if (!/usage/i.test(help)) throw new Error(`${bin} --help printed no usage: ${help.slice(0, 200)}`);
+    }
+  });
+  check("types", () => {
+    writeFileSync(
+      join(pnpmDir, "consumer.ts"),
+      entries
+        .map((entry, i) => `import * as entry${i} from ${JSON.stringify(entry)};\nexport { entry${i} };\n`)
+        .join(""),
+    );
+    for (const resolution of ["nodenext", "bundler"]) {
+      const compilerOptions = {
+        module: resolution === "nodenext" ? "nodenext" : "esnext",
+        moduleResolution: resolution,
+        target: "es2022",
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        typeRoots: [join(tools, "node_modules", "@types")],
+        types: ["node"],
+      };
+      writeFileSync(
+        join(pnpmDir, `tsconfig.${resolution}.json`),
+        JSON.stringify({ compilerOptions, files: ["consumer.ts"] }),
+      );
+      run(
+        process.execPath,
+        [join(tools, "node_modules", "typescript", "bin", "tsc"), "-p", `tsconfig.${resolution}.json`],
+        {
+          cwd: pnpmDir,
+          env,
+        },
+      );
+    }
+  });
+  check("README example", () => {
+    const example = readmeExample(join(npmDir, "node_modules", name, "README.md"));
+    if (!example.code) throw new Error("the README has no TypeScript or JavaScript example");
+    for (const install of example.installs)
+      run("npm", [...install.split(/\s+/).slice(1), "--no-audit", "--no-fund", "--loglevel=error"], {
+        cwd: npmDir,
+        env,
+      });
+    const file = `readme-example${example.extension}`;
+    writeFileSync(join(npmDir, file), example.code);
+    try {
+      run(process.execPath, [file], { cwd: npmDir, env, timeout: 120_000 });
+    } finally {
+      if (name === "@x/rmq-storage") removeDefaultTopology(npmDir, env);
+    }
+  });
+  return results;
+}
