@@ -16,6 +16,7 @@ export const ExitCode = {
 
 /** Thrown by {@link parseCommandLine} for a command line that does not fit; commands exit 64 on it. */
 export class UsageError extends XError {
+  override name = "UsageError";
   /** @param message - what is wrong with the command line */
   constructor(message: string, options?: { cause?: unknown }) {
     super("ERR_X_USAGE", message, options);

@@ -28,4 +28,5 @@ export {
 } from "./options.js";
 export { type SleepOptions, sleep } from "./sleep.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
+export { parseDurationMs, parseSizeBytes } from "./units.js";
 export { XError, type XErrorOptions } from "./x-error.js";

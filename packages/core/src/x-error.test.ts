@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { XError } from "./x-error.js";
 
-class DemoError extends XError {}
+class DemoError extends XError {
+  override name = "DemoError";
+}
 
 describe("XError", () => {
   it("carries a stable code, a message and a cause", () => {
@@ -19,7 +21,12 @@ describe("XError", () => {
     expect("cause" in new XError("ERR_X_DEMO", "m")).toBe(false);
   });
 
-  it("names subclasses after their class and keeps instanceof", () => {
+  it("takes a subclass's explicit name, which survives a minifier renaming the class, and keeps instanceof", () => {
+    const Renamed = class extends XError {
+      override name = "GuardError";
+    };
+    expect(new Renamed("ERR_X_DEMO", "m").name).toBe("GuardError");
+    expect(Renamed.name).not.toBe("GuardError");
     const error = new DemoError("ERR_X_DEMO", "m");
     expect(error.name).toBe("DemoError");
     expect(error).toBeInstanceOf(XError);

@@ -15,10 +15,15 @@ export interface XErrorOptions {
  *
  * @example
  * ```ts
- * try { await run(); } catch (e) { if (XError.is(e, "ERR_X_GUARD_OPTIONS")) usage(e.message); else throw e; }
+ * try { await run(); } catch (e) { if (XError.is(e, "ERR_X_GUARD_INVALID_OPTION")) usage(e.message); else throw e; }
  * ```
  */
 export class XError extends Error {
+  /**
+   * The class's name, set explicitly by every subclass (`override name = "GuardError"`), so that a
+   * minifier renaming constructors cannot change it.
+   */
+  override name = "XError";
   /** Stable machine-readable error code, `ERR_X_<PACKAGE>_<WHAT>`. */
   readonly code: string;
 
@@ -31,10 +36,6 @@ export class XError extends Error {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     Object.defineProperty(this, brand, { value: true });
-  }
-
-  override get name(): string {
-    return this.constructor.name;
   }
 
   /**
