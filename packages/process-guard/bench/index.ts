@@ -4,7 +4,7 @@
  *
  * - `run() overhead`: `await tg.run(async () => 1)` minus a bare `await (async () => 1)()`, against the same
  *   for `pTimeout((async () => 1)(), { milliseconds: 60_000 })`.
- * - `interrupt latency`: from each activation's deadline to its AbortSignal's `abort` event, at checkInterval
+ * - `interrupt latency`: from each activation's deadline to its AbortSignal's `abort` event, at checkIntervalMs
  *   20 and 500 (p50, p99, max over ≥ 200 activations).
  * - `memory sample`: one own-process sample with the guard's bookkeeping (an activation's check), per metric.
  * - `10k active activations`: heap and RSS growth after GC, and the event-loop delay while they are active,
@@ -44,7 +44,7 @@ async function perCall(calls: number, body: () => Promise<unknown>, rounds = 5):
 
 async function runOverhead(): Promise<void> {
   const calls = quick ? 20_000 : 200_000;
-  const guard = timeGuard({ timeout: 60 });
+  const guard = timeGuard({ timeoutMs: 60_000 });
   const task = async () => 1;
   const bare = await perCall(calls, () => task());
   const guarded = await perCall(calls, () => guard.run(task));
@@ -67,13 +67,13 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function interruptLatency(checkInterval: number): Promise<void> {
+async function interruptLatency(checkIntervalMs: number): Promise<void> {
   const count = 240;
-  const spread = checkInterval * 3;
+  const spread = checkIntervalMs * 3;
   const latencies = await Promise.all(
     Array.from({ length: count }, (_, i) => {
       const timeoutMs = 50 + (i / count) * spread;
-      const guard = timeGuard({ timeoutMs, checkInterval, gracePeriod: 600 });
+      const guard = timeGuard({ timeoutMs, checkIntervalMs, gracePeriodMs: 600_000 });
       const deadline = clock() + timeoutMs;
       return guard.run(
         ({ signal }) =>
@@ -86,10 +86,10 @@ async function interruptLatency(checkInterval: number): Promise<void> {
   // (each activation starts just after its `deadline` was computed: the figures err on the high side)
   const sorted = latencies.sort((a, b) => a - b);
   report({
-    name: `interrupt latency (checkInterval ${checkInterval})`,
+    name: `interrupt latency (checkIntervalMs ${checkIntervalMs})`,
     value: round(percentile(sorted, 99), 1),
     unit: "ms (p99)",
-    target: `≤ ${checkInterval + 20} ms`,
+    target: `≤ ${checkIntervalMs + 20} ms`,
     p50: round(percentile(sorted, 50), 1),
     max: round(sorted[sorted.length - 1]!, 1),
     min: round(sorted[0]!, 1),
@@ -98,7 +98,7 @@ async function interruptLatency(checkInterval: number): Promise<void> {
 }
 
 function memorySample(metric: "rss" | "heap" | "tree"): void {
-  const guard = memGuard({ maxMemoryBytes: Number.MAX_SAFE_INTEGER, metric, checkInterval: 60_000 });
+  const guard = memGuard({ maxMemoryBytes: Number.MAX_SAFE_INTEGER, metric, checkIntervalMs: 60_000 });
   const activation = new Activation(guard, {
     target: new InProcessTarget(guard.config),
     parent: undefined,
@@ -154,7 +154,7 @@ async function pending(
 }
 
 async function manyActive(): Promise<void> {
-  const guard = timeGuard({ timeout: 3_600, checkInterval: 500 });
+  const guard = timeGuard({ timeoutMs: 3_600_000, checkIntervalMs: 500 });
   const activeFor = quick ? 1_100 : 3_100; // several checks of all 10 000
   // baseline in the same run: the same 10 000 pending tasks without a guard
   const bare = await pending((task) => task(), activeFor);

@@ -19,12 +19,12 @@ import {
 const say = (...parts: unknown[]) => console.log("•", ...parts);
 
 // run(): the task passes its signal down and rejects with the guard's error
-const guard = timeGuard({ timeoutMs: 200, gracePeriodMs: 200, checkInterval: 20 });
+const guard = timeGuard({ timeoutMs: 200, gracePeriodMs: 200, checkIntervalMs: 20 });
 guard.on("interrupt", ({ level, action }) => say(`  interrupt level ${level}: ${action}`));
 try {
   await guard.run(({ signal }) => sleep(5_000, undefined, { signal }));
 } catch (error) {
-  say("run():", (error as Error).name, `after ${Math.round((error as ExecutionTimeout).elapsed)} ms`);
+  say("run():", (error as Error).name, `after ${Math.round((error as ExecutionTimeout).elapsedMs)} ms`);
 }
 
 // progress() keeps a loop of unknown length alive, each step within the limit
@@ -56,7 +56,7 @@ say("wrap():", await slowly(50), await slowly(300).catch((e: GuardError) => e.co
 }
 
 // memGuard: a limit of 1 KiB of RSS fires at the first check
-const memory = memGuard({ maxMemory: 1, checkInterval: 20 });
+const memory = memGuard({ maxMemoryBytes: 1024, checkIntervalMs: 20 });
 const reason = await memory.run(async ({ signal }) => {
   while (!signal.aborted) await sleep(10);
   return signal.reason;

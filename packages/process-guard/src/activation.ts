@@ -102,7 +102,7 @@ export class Activation implements Scope, Tickable {
     if (init.signal !== undefined) this.#listen(init.signal, init.onExternal);
 
     host.active.add(this);
-    tickerFor(config.checkInterval).add(this);
+    tickerFor(config.checkIntervalMs).add(this);
 
     // own-process signals of an in-process activation come from the watchdog (see InProcessTarget)
     if (
@@ -216,7 +216,7 @@ export class Activation implements Scope, Tickable {
     if (this.ended) return;
     this.ended = true;
     this.host.active.delete(this);
-    tickerFor(this.config.checkInterval).delete(this);
+    tickerFor(this.config.checkIntervalMs).delete(this);
     if (this.#external) this.#external.removeEventListener("abort", this.#onExternal!);
     if (this.parent instanceof Activation) this.parent.#children?.delete(this);
     this.#slot?.release();
@@ -361,12 +361,12 @@ export class Activation implements Scope, Tickable {
   #error(level: Level, now: number): GuardError {
     const config = this.config;
     if (config.kind === "time") {
-      return new ExecutionTimeout({ level, limit: config.timeoutMs, elapsed: now - this.#anchor });
+      return new ExecutionTimeout({ level, limitMs: config.timeoutMs, elapsedMs: now - this.#anchor });
     }
     return new MemoryLimitExceeded({
       level,
-      limit: this.#limit,
-      observed: this.#observed,
+      limitBytes: this.#limit,
+      observedBytes: this.#observed,
       metric: config.metric,
     });
   }

@@ -2,9 +2,8 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { ExitCode, onShutdownSignals } from "@x/core";
+import { ExitCode, onShutdownSignals, parseDurationMs, parseSizeBytes, UsageError } from "@x/core";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
-import { parseDuration, parseSize } from "./units.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
 
@@ -13,10 +12,12 @@ reached, the whole group gets SIGINT, then SIGTERM after the grace period, then 
 (or SIGKILL with --send-kill); each step is reported on stderr.
 
 Options:
-  --timeout S           time limit in seconds (fractions allowed; s, m, h or d suffix as in timeout(1))
-  --grace S             seconds between escalation levels (default 15 for time, 5 for memory)
-  --max-memory SIZE     limit on the resident memory of the command and all its descendants;
-                        bytes with an optional K, M or G suffix (×1024): 512M, 1.5G, 100KiB
+  --timeout DURATION    time limit: seconds (fractions allowed), or with an s, m, h or d suffix as in
+                        timeout(1): 90, 1.5m, 6h
+  --grace DURATION      time between escalation levels, written as --timeout (default 15 for time,
+                        5 for memory)
+  --max-memory SIZE     limit on the resident memory of the command and all its descendants: bytes,
+                        or with a K, M or G suffix (×1024): 512M, 1.5G, 100KiB
   --send-kill           the last level sends SIGKILL instead of SIGTERM
   --progress-on-output  restart the time limit whenever the command writes to stdout or stderr
   -h, --help            show this help
@@ -42,12 +43,13 @@ export const GuardExit = {
   FAILURE: ExitCode.FAILURE,
 } as const;
 
-class Usage extends Error {}
-
 /** The parsed command line. */
 export interface GuardCommandLine {
-  timeout?: number;
-  grace?: number;
+  /** `--timeout`, in ms. */
+  timeoutMs?: number;
+  /** `--grace`, in ms. */
+  gracePeriodMs?: number;
+  /** `--max-memory`, in bytes. */
   maxMemoryBytes?: number;
   sendKill: boolean;
   progressOnOutput: boolean;
@@ -57,7 +59,10 @@ export interface GuardCommandLine {
 
 /**
  * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
- * after it is the command's (`util.parseArgs` would go on reading options after a positional).
+ * after it is the command's (`util.parseArgs` would go on reading options after a positional). Durations and
+ * sizes are read by `@x/core`'s `parseDurationMs` and `parseSizeBytes`.
+ *
+ * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit
  */
 export function parseGuardArgs(args: string[]): GuardCommandLine {
   const line: GuardCommandLine = { sendKill: false, progressOnOutput: false, help: false, command: [] };
@@ -65,15 +70,8 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
   const value = (name: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
     const next = args[++i];
-    if (next === undefined) throw new Usage(`option ${name} needs a value`);
+    if (next === undefined) throw new UsageError(`option ${name} needs a value`);
     return next;
-  };
-  const parsed = <T>(name: string, text: string, parse: (text: string) => T): T => {
-    try {
-      return parse(text);
-    } catch (error) {
-      throw new Usage(`${name}: ${(error as Error).message}`);
-    }
   };
   for (; i < args.length; i++) {
     const arg = args[i]!;
@@ -89,18 +87,18 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
     const name = eq === -1 ? arg : arg.slice(0, eq);
     const inline = eq === -1 ? undefined : arg.slice(eq + 1);
     const flag = (): true => {
-      if (inline !== undefined) throw new Usage(`option ${name} takes no value`);
+      if (inline !== undefined) throw new UsageError(`option ${name} takes no value`);
       return true;
     };
     switch (name) {
       case "--timeout":
-        line.timeout = parsed(name, value(name, inline), parseDuration);
+        line.timeoutMs = parseDurationMs(name, value(name, inline));
         break;
       case "--grace":
-        line.grace = parsed(name, value(name, inline), parseDuration);
+        line.gracePeriodMs = parseDurationMs(name, value(name, inline));
         break;
       case "--max-memory":
-        line.maxMemoryBytes = parsed(name, value(name, inline), parseSize);
+        line.maxMemoryBytes = parseSizeBytes(name, value(name, inline));
         break;
       case "--send-kill":
         line.sendKill = flag();
@@ -113,7 +111,7 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
         line.help = flag();
         return line;
       default:
-        throw new Usage(`unknown option ${name}`);
+        throw new UsageError(`unknown option ${name}`);
     }
   }
   return line;
@@ -130,13 +128,13 @@ export async function runGuardCommand(args: string[]): Promise<number> {
   try {
     line = parseGuardArgs(args);
     if (!line.help) {
-      if (line.timeout === undefined && line.maxMemoryBytes === undefined) {
-        throw new Usage("give --timeout or --max-memory (or both)");
+      if (line.timeoutMs === undefined && line.maxMemoryBytes === undefined) {
+        throw new UsageError("give --timeout or --max-memory (or both)");
       }
-      if (line.command.length === 0) throw new Usage("no command given");
+      if (line.command.length === 0) throw new UsageError("no command given");
     }
   } catch (error) {
-    if (!(error instanceof Usage)) throw error;
+    if (!(error instanceof UsageError)) throw error;
     stderr.write(`x-guard: ${error.message}\n\n${usage}`);
     return GuardExit.USAGE;
   }
@@ -147,9 +145,9 @@ export async function runGuardCommand(args: string[]): Promise<number> {
 
   const [file, ...rest] = line.command as [string, ...string[]];
   const command = runGuardedCommand(file, rest, {
-    timeout: line.timeout,
+    timeoutMs: line.timeoutMs,
     maxMemoryBytes: line.maxMemoryBytes,
-    gracePeriod: line.grace,
+    gracePeriodMs: line.gracePeriodMs,
     sendKill: line.sendKill,
     progressOnOutput: line.progressOnOutput,
     onInterrupt: ({ limit, level, action, error }) => {

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { GuardError, GuardErrorCode } from "./errors.js";
+import { ErrorCode, GuardError } from "./errors.js";
 
 /**
  * What the guards keep in their `AsyncLocalStorage`: the innermost activation of the current async context,
@@ -41,7 +41,7 @@ export function enclosing(): Scope | undefined {
 
 function noContext(what: string): GuardError {
   return new GuardError(
-    GuardErrorCode.NO_CONTEXT,
+    ErrorCode.NO_CONTEXT,
     `${what} was called outside any active ${what === "progress()" ? "time guard" : "guard"}: call it inside tg.run(), a wrapped function, an enter() block or runSync()`,
   );
 }

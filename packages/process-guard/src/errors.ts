@@ -1,18 +1,21 @@
 import { XError, type XErrorOptions } from "@x/core";
 
-/** Every code a {@link GuardError} can carry. */
-export const GuardErrorCode = {
+/** The stable error codes of `@x/process-guard`: every code a {@link GuardError} can carry. */
+export const ErrorCode = {
   /** `progress()` or `currentSignal()` outside any active guard. */
   NO_CONTEXT: "ERR_X_GUARD_NO_CONTEXT",
   /** A combination this platform or target cannot do (`metric: "heap"` of a child, `runSync` in a worker, …). */
   UNSUPPORTED: "ERR_X_GUARD_UNSUPPORTED",
-  /** A bad option or watch target. */
-  OPTIONS: "ERR_X_GUARD_OPTIONS",
+  /** A bad option, argument or watch target; the message names it, its value and what was expected. */
+  INVALID_OPTION: "ERR_X_GUARD_INVALID_OPTION",
   /** {@link ExecutionTimeout}: the time limit was reached. */
   TIMEOUT: "ERR_X_GUARD_TIMEOUT",
   /** {@link MemoryLimitExceeded}: the memory limit was exceeded. */
   MEMORY: "ERR_X_GUARD_MEMORY",
 } as const;
+
+/** One of the codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
  * The base class of every error of `@x/process-guard`, itself an `XError` of `@x/core`: test `code`, or use
@@ -21,26 +24,29 @@ export const GuardErrorCode = {
  * JavaScript has no `BaseException`: a bare `catch {}` swallows a guard's interrupt. Rethrow it:
  * `catch (e) { if (e instanceof GuardError) throw e; … }`.
  */
-export class GuardError extends XError {}
+export class GuardError extends XError {
+  override name = "GuardError";
+}
 
 /** Fields of an {@link ExecutionTimeout}. */
 export interface ExecutionTimeoutInfo {
   /** Escalation level that produced the error: 0, 1 or 2. */
   level: 0 | 1 | 2;
   /** The time limit, in ms. */
-  limit: number;
+  limitMs: number;
   /** Time since the activation's last (re)start when the level was sent, in ms. */
-  elapsed: number;
+  elapsedMs: number;
 }
 
 /** The time limit of a TimeGuard (or of `runSync`) was reached. Code `ERR_X_GUARD_TIMEOUT`. */
 export class ExecutionTimeout extends GuardError {
+  override name = "ExecutionTimeout";
   /** Escalation level that produced the error: 0, 1 or 2. */
   readonly level: 0 | 1 | 2;
   /** The time limit, in ms. */
-  readonly limit: number;
+  readonly limitMs: number;
   /** Time since the activation's last (re)start when the level was sent, in ms. */
-  readonly elapsed: number;
+  readonly elapsedMs: number;
 
   /**
    * @param info - level, limit (ms) and elapsed time (ms)
@@ -48,18 +54,13 @@ export class ExecutionTimeout extends GuardError {
    */
   constructor(info: ExecutionTimeoutInfo, options?: XErrorOptions) {
     super(
-      GuardErrorCode.TIMEOUT,
-      `execution timed out: ${formatMs(info.elapsed)} since the last progress, limit ${formatMs(info.limit)} (level ${info.level})`,
+      ErrorCode.TIMEOUT,
+      `execution timed out: ${formatMs(info.elapsedMs)} since the last progress, limit ${formatMs(info.limitMs)} (level ${info.level})`,
       options,
     );
     this.level = info.level;
-    this.limit = info.limit;
-    this.elapsed = info.elapsed;
-  }
-
-  /** The same as {@link ExecutionTimeout.elapsed}, in ms. */
-  get elapsedMs(): number {
-    return this.elapsed;
+    this.limitMs = info.limitMs;
+    this.elapsedMs = info.elapsedMs;
   }
 }
 
@@ -71,21 +72,22 @@ export interface MemoryLimitExceededInfo {
   /** Escalation level that produced the error: 0, 1 or 2. */
   level: 0 | 1 | 2;
   /** The limit, in bytes (for `absolute: false`, the baseline plus the allowance). */
-  limit: number;
+  limitBytes: number;
   /** The sample that triggered the level, in bytes. */
-  observed: number;
+  observedBytes: number;
   /** What was measured. */
   metric: MemoryMetric;
 }
 
 /** The memory limit of a MemGuard (or of `runSync`) was exceeded. Code `ERR_X_GUARD_MEMORY`. */
 export class MemoryLimitExceeded extends GuardError {
+  override name = "MemoryLimitExceeded";
   /** Escalation level that produced the error: 0, 1 or 2. */
   readonly level: 0 | 1 | 2;
-  /** The limit, in bytes. */
-  readonly limit: number;
+  /** The limit, in bytes (for `absolute: false`, the baseline plus the allowance). */
+  readonly limitBytes: number;
   /** The sample that triggered the level, in bytes. */
-  readonly observed: number;
+  readonly observedBytes: number;
   /** What was measured: `"rss"`, `"heap"` or `"tree"`. */
   readonly metric: MemoryMetric;
 
@@ -95,13 +97,13 @@ export class MemoryLimitExceeded extends GuardError {
    */
   constructor(info: MemoryLimitExceededInfo, options?: XErrorOptions) {
     super(
-      GuardErrorCode.MEMORY,
-      `memory limit exceeded: ${info.metric} ${formatBytes(info.observed)} > limit ${formatBytes(info.limit)} (level ${info.level})`,
+      ErrorCode.MEMORY,
+      `memory limit exceeded: ${info.metric} ${formatBytes(info.observedBytes)} > limit ${formatBytes(info.limitBytes)} (level ${info.level})`,
       options,
     );
     this.level = info.level;
-    this.limit = info.limit;
-    this.observed = info.observed;
+    this.limitBytes = info.limitBytes;
+    this.observedBytes = info.observedBytes;
     this.metric = info.metric;
   }
 }

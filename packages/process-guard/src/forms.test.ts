@@ -34,7 +34,7 @@ describe("wrap", () => {
   });
 
   it("gives a call its signal through currentSignal() and restarts it through progress()", async () => {
-    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkInterval: 10 });
+    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkIntervalMs: 10 });
     const events: number[] = [];
     guard.on("interrupt", ({ level }) => events.push(level));
     const work = guard.wrap(async (steps: number) => {
@@ -55,7 +55,7 @@ describe("wrap", () => {
   });
 
   it("f.progress() restarts the call's activation inside it and every active one outside", async () => {
-    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkInterval: 10 });
+    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkIntervalMs: 10 });
     const events: number[] = [];
     guard.on("interrupt", ({ level }) => events.push(level));
     const inside = guard.wrap(async () => {
@@ -78,7 +78,7 @@ describe("wrap", () => {
 
 describe("enter", () => {
   it("makes the activation current for the rest of the function; dispose ends it and is idempotent", async () => {
-    const guard = timeGuard({ timeoutMs: 80, gracePeriodMs: 100, checkInterval: 10 });
+    const guard = timeGuard({ timeoutMs: 80, gracePeriodMs: 100, checkIntervalMs: 10 });
     const events: number[] = [];
     guard.on("interrupt", ({ level }) => events.push(level));
     const block = async () => {
@@ -112,7 +112,7 @@ describe("enter", () => {
   });
 
   it("aborts the signal at the timeout and works for a MemGuard", async () => {
-    const guard = memGuard({ maxMemoryBytes: 1, checkInterval: 10 });
+    const guard = memGuard({ maxMemoryBytes: 1, checkIntervalMs: 10 });
     using active = guard.enter();
     await once(active.signal, "abort");
     expect(active.signal.reason).toMatchObject({ code: "ERR_X_GUARD_MEMORY", level: 0 });
@@ -137,9 +137,9 @@ describe("progress() and currentSignal()", () => {
   });
 
   it("restart only the innermost TimeGuard, skipping MemGuards; outer budgets keep running", async () => {
-    const outer = timeGuard({ timeoutMs: 150, gracePeriodMs: 1_000, checkInterval: 10 });
-    const inner = timeGuard({ timeoutMs: 100, gracePeriodMs: 1_000, checkInterval: 10 });
-    const memory = memGuard({ maxMemoryBytes: Number.MAX_SAFE_INTEGER, checkInterval: 10 });
+    const outer = timeGuard({ timeoutMs: 150, gracePeriodMs: 1_000, checkIntervalMs: 10 });
+    const inner = timeGuard({ timeoutMs: 100, gracePeriodMs: 1_000, checkIntervalMs: 10 });
+    const memory = memGuard({ maxMemoryBytes: Number.MAX_SAFE_INTEGER, checkIntervalMs: 10 });
     const seen: string[] = [];
     outer.on("interrupt", () => seen.push("outer"));
     inner.on("interrupt", () => seen.push("inner"));
@@ -187,7 +187,7 @@ describe("progressLoop", () => {
   });
 
   it("uses progress() by default, so it keeps a guarded loop alive", async () => {
-    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 1_000, checkInterval: 10 });
+    const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 1_000, checkIntervalMs: 10 });
     const aborted = await guard.run(async ({ signal }) => {
       for (const _ of progressLoop(Array.from({ length: 6 }))) await delay(40);
       return signal.aborted;

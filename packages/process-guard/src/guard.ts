@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
 import { optionError } from "@x/core";
 import { Activation, type GuardHost } from "./activation.js";
 import { enclosing, scopes } from "./context.js";
-import { type ExecutionTimeout, GuardError, GuardErrorCode, type MemoryLimitExceeded } from "./errors.js";
+import { ErrorCode, type ExecutionTimeout, GuardError, type MemoryLimitExceeded } from "./errors.js";
 import {
   type MemConfig,
   type MemGuardOptions,
@@ -130,15 +130,15 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
 function optionsSignal(options: unknown, where: string): AbortSignal | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== "object" || options === null) {
-    throw optionError(GuardErrorCode.OPTIONS, where, options, "an object", GuardError);
+    throw optionError(ErrorCode.INVALID_OPTION, where, options, "an object", GuardError);
   }
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue;
     if (key !== "signal") {
-      throw optionError(GuardErrorCode.OPTIONS, key, value, "no such option", GuardError);
+      throw optionError(ErrorCode.INVALID_OPTION, key, value, "no such option", GuardError);
     }
     if (!(value instanceof AbortSignal)) {
-      throw optionError(GuardErrorCode.OPTIONS, "signal", value, "an AbortSignal", GuardError);
+      throw optionError(ErrorCode.INVALID_OPTION, "signal", value, "an AbortSignal", GuardError);
     }
   }
   return (options as { signal?: AbortSignal }).signal;
@@ -371,7 +371,7 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
       else {
         const processTarget = new ProcessTarget(pid, undefined, this.reason, this.config);
         activation = start(processTarget);
-        new PidPoll(pid, this.config.checkInterval, this.config.logger, () => {
+        new PidPoll(pid, this.config.checkIntervalMs, this.config.logger, () => {
           if (!closed) processTarget.sweep();
           activation!.end();
           resolve(result(null, null));
@@ -401,7 +401,7 @@ function classify(target: unknown): "child" | "worker" | "pid" {
     if (typeof pid === "number" && Number.isInteger(pid) && pid > 0) return "pid";
   }
   throw optionError(
-    GuardErrorCode.OPTIONS,
+    ErrorCode.INVALID_OPTION,
     "target",
     target,
     "a ChildProcess, a Worker or { pid: positive integer }",
@@ -488,12 +488,15 @@ export class MemGuard extends Guard<MemoryLimitExceeded, MemRunContext> {
 }
 
 /**
- * A TimeGuard: keeps tasks within `timeout` seconds (restarted by `progress()`), then escalates every
- * `gracePeriod` seconds. Options are validated at once (`ERR_X_GUARD_OPTIONS`).
+ * A TimeGuard: keeps tasks within `timeoutMs` (restarted by `progress()`), then escalates every
+ * `gracePeriodMs`. Options are validated at once (`ERR_X_GUARD_INVALID_OPTION`).
+ *
+ * @param options - see {@link TimeGuardOptions}: `timeoutMs` (default 60 000 ms), `gracePeriodMs` (default
+ *   15 000 ms), `checkIntervalMs` (default 500 ms), …
  *
  * @example
  * ```ts
- * const tg = timeGuard({ timeout: 10 });
+ * const tg = timeGuard({ timeoutMs: 10_000 });
  * await tg.run(async ({ signal }) => fetch(url, { signal }));
  * ```
  */
@@ -502,12 +505,15 @@ export function timeGuard(options?: TimeGuardOptions): TimeGuard {
 }
 
 /**
- * A MemGuard: keeps tasks within `maxMemory` KiB (or `maxMemoryBytes`), then escalates. Options are validated
- * at once (`ERR_X_GUARD_OPTIONS`).
+ * A MemGuard: keeps tasks within `maxMemoryBytes`, then escalates. Options are validated at once
+ * (`ERR_X_GUARD_INVALID_OPTION`).
+ *
+ * @param options - see {@link MemGuardOptions}: `maxMemoryBytes` (required), `gracePeriodMs` (default 0 ms),
+ *   `secondaryGracePeriodMs` (default 5 000 ms), `checkIntervalMs` (default 500 ms), …
  *
  * @example
  * ```ts
- * const mg = memGuard({ maxMemory: 512 * 1024, metric: "tree" });
+ * const mg = memGuard({ maxMemoryBytes: 512 * 1024 ** 2, metric: "tree" });
  * const { code, error } = await mg.watch(spawn("convert", args, { detached: true }));
  * ```
  */

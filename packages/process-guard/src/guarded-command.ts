@@ -2,7 +2,7 @@ import { type ChildProcess, type StdioOptions, spawn } from "node:child_process"
 import { type Logger, loggerOption, signalExitCode } from "@x/core";
 import { z } from "zod";
 import { type InterruptEvent, memGuard, type TimeWatchHandle, timeGuard, type WatchHandle } from "./guard.js";
-import { bool, InterruptType, interval, millis, nonNegative, parse, seconds } from "./options.js";
+import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 
@@ -28,20 +28,14 @@ export interface GuardedInterruptEvent extends InterruptEvent {
 
 /** Options of {@link runGuardedCommand}. At least one limit is usual, none is allowed (then only `signal` stops). */
 export interface GuardedCommandOptions {
-  /** Time limit, in seconds (fractions allowed). Default: none. */
-  timeout?: number;
-  /** Time limit, in ms; wins over `timeout` when given. */
+  /** Time limit, in ms. Default: none. */
   timeoutMs?: number;
-  /** Limit on the resident memory of the command and all its descendants, in KiB. Default: none. */
-  maxMemory?: number;
-  /** The same limit, in bytes; wins over `maxMemory` when given. */
+  /** Limit on the resident memory of the command and all its descendants, in bytes. Default: none. */
   maxMemoryBytes?: number;
   /**
-   * Time between escalation levels, in seconds: after the time limit, after a stop by `signal`, and between the
-   * memory guard's later levels. Default 15 (5 between the memory guard's levels).
+   * Time between escalation levels, in ms: after the time limit, after a stop by `signal`, and between the
+   * memory guard's later levels. Default 15 000 ms (5 000 ms between the memory guard's levels).
    */
-  gracePeriod?: number;
-  /** The same, in ms; wins over `gracePeriod` when given. */
   gracePeriodMs?: number;
   /** The last level sends SIGKILL instead of SIGTERM. Default `false`. */
   sendKill?: boolean;
@@ -67,8 +61,8 @@ export interface GuardedCommandOptions {
   onSpawn?: (pid: number, child: ChildProcess) => void;
   /** Called after each escalation step a limit took. */
   onInterrupt?: (event: GuardedInterruptEvent) => void;
-  /** How often the guards look, in ms. Default 100. */
-  checkInterval?: number;
+  /** How often the guards look, in ms. Default 100 ms. */
+  checkIntervalMs?: number;
   /** A pino-shaped logger: each escalation step (warn) and each stop (info). Default: silent. */
   logger?: Logger;
 }
@@ -105,11 +99,8 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
 const fn = <F>() => z.custom<F>((value) => typeof value === "function", { error: "a function" });
 
 const schema = z.strictObject({
-  timeout: nonNegative(seconds).optional(),
   timeoutMs: nonNegative(millis).optional(),
-  maxMemory: nonNegative("a finite number of KiB ≥ 0").optional(),
-  maxMemoryBytes: nonNegative("a finite number of bytes ≥ 0").optional(),
-  gracePeriod: nonNegative(seconds).optional(),
+  maxMemoryBytes: nonNegative(bytes).optional(),
   gracePeriodMs: nonNegative(millis).optional(),
   sendKill: bool.optional(),
   progressOnOutput: bool.optional(),
@@ -123,7 +114,7 @@ const schema = z.strictObject({
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   onSpawn: fn<NonNullable<GuardedCommandOptions["onSpawn"]>>().optional(),
   onInterrupt: fn<NonNullable<GuardedCommandOptions["onInterrupt"]>>().optional(),
-  checkInterval: interval.optional(),
+  checkIntervalMs: interval.optional(),
   logger: loggerOption,
 });
 
@@ -143,14 +134,19 @@ const argsSchema = z.strictObject({
  *
  * @param command - the program, found through `PATH`
  * @param args - its arguments, passed untouched
- * @param options - see {@link GuardedCommandOptions}
+ * @param options - see {@link GuardedCommandOptions}: `timeoutMs` (default: none), `maxMemoryBytes` (default:
+ *   none), `gracePeriodMs` (default 15 000 ms, 5 000 ms between the memory limit's later levels),
+ *   `checkIntervalMs` (default 100 ms), …
  * @returns a {@link GuardedCommand}: the result's promise, with `kill(signal)`
- * @throws GuardError `ERR_X_GUARD_OPTIONS` (synchronously) for a bad argument or option; rejects with
+ * @throws GuardError `ERR_X_GUARD_INVALID_OPTION` (synchronously) for a bad argument or option; rejects with
  *   `signal.reason` when `signal` is already aborted
  *
  * @example
  * ```ts
- * const { exitCode, limit } = await runGuardedCommand("make", ["-j4"], { timeout: 3600, maxMemory: 4 * 1024 ** 2 });
+ * const { exitCode, limit } = await runGuardedCommand("make", ["-j4"], {
+ *   timeoutMs: 3_600_000,
+ *   maxMemoryBytes: 4 * 1024 ** 3,
+ * });
  * ```
  */
 export function runGuardedCommand(
@@ -187,11 +183,11 @@ async function run(
   state: RunState,
 ): Promise<GuardedCommandResult> {
   const log = o.logger;
-  const graceMs = o.gracePeriodMs ?? (o.gracePeriod === undefined ? undefined : o.gracePeriod * 1000);
+  const { timeoutMs, maxMemoryBytes, gracePeriodMs } = o;
   const ladder = {
     interruptType: InterruptType.signal,
     sendKill: o.sendKill ?? false,
-    checkInterval: o.checkInterval ?? 100,
+    checkIntervalMs: o.checkIntervalMs ?? 100,
     logger: log,
   };
   const piped = o.progressOnOutput ?? false;
@@ -225,16 +221,19 @@ async function run(
   };
   const handles: WatchHandle[] = [];
   let timeHandle: TimeWatchHandle | undefined;
-  const timeoutMs = o.timeoutMs ?? (o.timeout === undefined ? undefined : o.timeout * 1000);
   if (timeoutMs !== undefined) {
-    const time = timeGuard({ ...ladder, timeoutMs, gracePeriodMs: graceMs });
+    const time = timeGuard({ ...ladder, timeoutMs, gracePeriodMs });
     time.on("interrupt", onInterrupt("time"));
     timeHandle = time.watch(child);
     handles.push(timeHandle);
   }
-  const maxMemoryBytes = o.maxMemoryBytes ?? (o.maxMemory === undefined ? undefined : o.maxMemory * 1024);
   if (maxMemoryBytes !== undefined) {
-    const memory = memGuard({ ...ladder, maxMemoryBytes, metric: "tree", secondaryGracePeriodMs: graceMs });
+    const memory = memGuard({
+      ...ladder,
+      maxMemoryBytes,
+      metric: "tree",
+      secondaryGracePeriodMs: gracePeriodMs,
+    });
     memory.on("interrupt", onInterrupt("memory"));
     handles.push(memory.watch(child));
   }
@@ -244,7 +243,7 @@ async function run(
     log.info({ pid }, "stopping the command: SIGTERM to its process group");
     state.signalled = true;
     if (!killGroup(pid, "SIGTERM")) return;
-    const escalation = timeGuard({ ...ladder, timeoutMs: graceMs ?? 15_000, gracePeriodMs: graceMs });
+    const escalation = timeGuard({ ...ladder, timeoutMs: gracePeriodMs ?? 15_000, gracePeriodMs });
     handles.push(escalation.watch(child));
   };
   o.signal?.addEventListener("abort", stop, { once: true });

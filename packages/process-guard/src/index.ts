@@ -1,9 +1,9 @@
 export { currentSignal, progress } from "./context.js";
 export {
+  ErrorCode,
   ExecutionTimeout,
   type ExecutionTimeoutInfo,
   GuardError,
-  GuardErrorCode,
   MemoryLimitExceeded,
   type MemoryLimitExceededInfo,
   type MemoryMetric,
@@ -48,4 +48,3 @@ export {
 export { type ProgressTarget, progressLoop } from "./progress-loop.js";
 export { runSync } from "./run-sync.js";
 export type { InterruptMessage, InterruptReason, Level } from "./targets.js";
-export { parseDuration, parseSize } from "./units.js";

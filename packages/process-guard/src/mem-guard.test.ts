@@ -12,8 +12,8 @@ import { isAlive, ProcessGone, pgidOf, rssOf, treeRssOf } from "./process-info.j
 import type { Target } from "./targets.js";
 
 /** A MemGuard whose activation reads scripted samples: `set(bytes)` changes what the next sample sees. */
-function scripted(options: Omit<MemGuardOptions, "maxMemory">, first: number) {
-  const guard = memGuard({ checkInterval: 10, ...options });
+function scripted(options: MemGuardOptions, first: number) {
+  const guard = memGuard({ checkIntervalMs: 10, ...options });
   let current: number | Error = first;
   let samples = 0;
   const events: { at: number; event: InterruptEvent<MemoryLimitExceeded> }[] = [];
@@ -58,7 +58,7 @@ describe("MemGuard escalation", () => {
     s.events.forEach(({ at, event }, level) => {
       expect(at - over).toBeGreaterThanOrEqual(60 + level * 60 - 1);
       expect(at - over).toBeLessThan(60 + level * 60 + 800);
-      expect(event.error).toMatchObject({ level, limit: 1_000, observed: 1_500, metric: "rss" });
+      expect(event.error).toMatchObject({ level, limitBytes: 1_000, observedBytes: 1_500, metric: "rss" });
     });
   });
 
@@ -74,7 +74,7 @@ describe("MemGuard escalation", () => {
     await once(s.guard, "interrupt");
     s.activation.end();
     expect(s.events.map((e) => e.event.level)).toEqual([0, 1, 0]);
-    expect(s.events[2]!.event.error.observed).toBe(2_000);
+    expect(s.events[2]!.event.error.observedBytes).toBe(2_000);
   });
 
   it("does not fire on a sample equal to the limit", async () => {
@@ -84,7 +84,7 @@ describe("MemGuard escalation", () => {
     expect(s.events).toHaveLength(0);
   });
 
-  it("with absolute: false, limits to the first sample (the baseline) plus maxMemory", async () => {
+  it("with absolute: false, limits to the first sample (the baseline) plus maxMemoryBytes", async () => {
     const s = scripted({ maxMemoryBytes: 100, absolute: false }, 500);
     s.set(600);
     await delay(50);
@@ -92,7 +92,7 @@ describe("MemGuard escalation", () => {
     s.set(601);
     const [event] = (await once(s.guard, "interrupt")) as [InterruptEvent<MemoryLimitExceeded>];
     s.activation.end();
-    expect(event.error).toMatchObject({ limit: 600, observed: 601 });
+    expect(event.error).toMatchObject({ limitBytes: 600, observedBytes: 601 });
   });
 
   it("stops sampling after level 2", async () => {
@@ -123,19 +123,19 @@ describe("MemGuard escalation", () => {
 });
 
 describe("MemGuard in-process", () => {
-  it("aborts with MemoryLimitExceeded carrying limit, observed and metric (rss by default)", async () => {
-    const guard = memGuard({ maxMemory: 1, checkInterval: 10 });
+  it("aborts with MemoryLimitExceeded carrying limitBytes, observedBytes and metric (rss by default)", async () => {
+    const guard = memGuard({ maxMemoryBytes: 1024, checkIntervalMs: 10 });
     const reason = await guard.run(async ({ signal }) => {
       await once(signal, "abort");
       return signal.reason;
     });
     expect(reason).toBeInstanceOf(MemoryLimitExceeded);
-    expect(reason).toMatchObject({ code: "ERR_X_GUARD_MEMORY", level: 0, limit: 1024, metric: "rss" });
-    expect(reason.observed).toBeGreaterThan(10 * 1024 * 1024);
+    expect(reason).toMatchObject({ code: "ERR_X_GUARD_MEMORY", level: 0, limitBytes: 1024, metric: "rss" });
+    expect(reason.observedBytes).toBeGreaterThan(10 * 1024 * 1024);
   });
 
   it("measures the heap with metric heap, and never acts inside run() itself", async () => {
-    const guard = memGuard({ maxMemoryBytes: 1, metric: "heap", checkInterval: 10_000 });
+    const guard = memGuard({ maxMemoryBytes: 1, metric: "heap", checkIntervalMs: 10_000 });
     let seen: boolean | undefined;
     const result = guard.run(async ({ signal }) => {
       seen = signal.aborted;
@@ -145,11 +145,16 @@ describe("MemGuard in-process", () => {
     expect(seen).toBe(false);
     const reason = await result;
     expect(reason).toMatchObject({ metric: "heap", level: 0 });
-    expect(reason.observed).toBeLessThan(process.memoryUsage().rss);
+    expect(reason.observedBytes).toBeLessThan(process.memoryUsage().rss);
   });
 
   it("uses the usage at the start as baseline with absolute: false", async () => {
-    const guard = memGuard({ maxMemory: 32 * 1024, absolute: false, checkInterval: 10, metric: "rss" });
+    const guard = memGuard({
+      maxMemoryBytes: 32 * 1024 ** 2,
+      absolute: false,
+      checkIntervalMs: 10,
+      metric: "rss",
+    });
     const held: Buffer[] = [];
     const reason = await guard.run(async ({ signal }) => {
       while (!signal.aborted) {
@@ -159,8 +164,8 @@ describe("MemGuard in-process", () => {
       return signal.reason as MemoryLimitExceeded;
     });
     held.length = 0;
-    expect(reason.observed).toBeGreaterThan(reason.limit);
-    expect(reason.limit).toBeGreaterThan(32 * 1024 * 1024);
+    expect(reason.observedBytes).toBeGreaterThan(reason.limitBytes);
+    expect(reason.limitBytes).toBeGreaterThan(32 * 1024 * 1024);
   });
 });
 
@@ -200,7 +205,7 @@ describe("memory measurement", () => {
   });
 
   it("refuses heap for a child or pid, and for a Worker without getHeapStatistics, with ERR_X_GUARD_UNSUPPORTED", async () => {
-    const guard = memGuard({ maxMemory: 1, metric: "heap" });
+    const guard = memGuard({ maxMemoryBytes: 1024, metric: "heap" });
     const logged = startLogger();
     child = logged.child;
     expect(() => guard.watch(child!)).toThrow(expect.objectContaining({ code: "ERR_X_GUARD_UNSUPPORTED" }));
@@ -215,7 +220,7 @@ describe("memory measurement", () => {
   });
 
   it("stops a child whose process tree grows over the limit (metric tree)", async () => {
-    const guard = memGuard({ maxMemory: 200 * 1024, metric: "tree", checkInterval: 20 });
+    const guard = memGuard({ maxMemoryBytes: 200 * 1024 ** 2, metric: "tree", checkIntervalMs: 20 });
     child = spawn(
       process.execPath,
       [signalLogger, "--grandchild", "--allocate-mb", "160", "--exit-on", "SIGINT"],
@@ -227,6 +232,6 @@ describe("memory measurement", () => {
     const result = await guard.watch(child);
     expect(result.code).toBe(3);
     expect(result.error).toMatchObject({ metric: "tree", level: 0 });
-    expect(result.error!.observed).toBeGreaterThan(200 * 1024 * 1024);
+    expect(result.error!.observedBytes).toBeGreaterThan(200 * 1024 * 1024);
   });
 });

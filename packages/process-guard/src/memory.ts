@@ -1,6 +1,6 @@
 import { getHeapStatistics } from "node:v8";
 import type { Worker } from "node:worker_threads";
-import { GuardError, GuardErrorCode, type MemoryMetric } from "./errors.js";
+import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 import { ownRss as readOwnRss, rssOf, treeRssOf } from "./process-info.js";
 import { ticks } from "./ticker.js";
 
@@ -8,7 +8,7 @@ import { ticks } from "./ticker.js";
 export type Sampler = () => number | Promise<number>;
 
 function unsupported(message: string): GuardError {
-  return new GuardError(GuardErrorCode.UNSUPPORTED, message);
+  return new GuardError(ErrorCode.UNSUPPORTED, message);
 }
 
 /** Own-process samples taken during one ticker pass are shared by every activation of that pass. */

@@ -4,7 +4,7 @@ import { isMainThread } from "node:worker_threads";
 import { silentLogger } from "@x/core";
 import { clock } from "./clock.js";
 import { enclosing, type Scope, scopes } from "./context.js";
-import { ExecutionTimeout, GuardError, GuardErrorCode, MemoryLimitExceeded } from "./errors.js";
+import { ErrorCode, ExecutionTimeout, GuardError, MemoryLimitExceeded } from "./errors.js";
 import { type RunSyncOptions, runSyncConfig } from "./options.js";
 import { isCode } from "./process-info.js";
 import { SyncReason, SyncState, Watchdog } from "./watchdog.js";
@@ -72,7 +72,7 @@ function guardedScript(): vm.Script {
 }
 
 function unsupported(why: string): GuardError {
-  return new GuardError(GuardErrorCode.UNSUPPORTED, `runSync is not supported ${why}`);
+  return new GuardError(ErrorCode.UNSUPPORTED, `runSync is not supported ${why}`);
 }
 
 /** After a real Ctrl-C interrupted `fn`: hand it to the listeners, or let its default action happen. */
@@ -89,15 +89,24 @@ function redeliverSigint(): void {
  *
  * POSIX main thread only. About 50–100 µs per call; the first call also starts the watchdog worker.
  *
+ * @param fn - the synchronous task
+ * @param options - see {@link RunSyncOptions}: `timeoutMs` (default 60 000 ms), `checkIntervalMs` (default
+ *   500 ms), `maxMemoryBytes` (default: no memory limit), `absolute` (default `true`)
+ * @throws GuardError `ERR_X_GUARD_INVALID_OPTION` for a bad option, `ERR_X_GUARD_UNSUPPORTED` on Windows, in a
+ *   worker thread or inside another `runSync` call
+ *
  * @example
  * ```ts
- * const result = runSync(() => parseHugeDocument(text), { timeout: 2, maxMemory: 512 * 1024 });
+ * const result = runSync(() => parseHugeDocument(text), { timeoutMs: 2_000, maxMemoryBytes: 512 * 1024 ** 2 });
  * ```
  */
 export function runSync<R>(fn: () => R, options?: RunSyncOptions): R {
   const config = runSyncConfig(options);
   if (typeof fn !== "function") {
-    throw new GuardError(GuardErrorCode.OPTIONS, `invalid argument fn: ${String(fn)} (expected a function)`);
+    throw new GuardError(
+      ErrorCode.INVALID_OPTION,
+      `invalid argument fn: ${String(fn)} (expected a function)`,
+    );
   }
   if (process.platform === "win32") throw unsupported("on Windows");
   if (!isMainThread) throw unsupported("in a worker thread");
@@ -108,7 +117,7 @@ export function runSync<R>(fn: () => R, options?: RunSyncOptions): R {
   if (config.maxBytes !== undefined) {
     limit = config.absolute ? config.maxBytes : process.memoryUsage.rss() + config.maxBytes;
   }
-  watchdog.prepareSync(clock(), config.timeoutMs, limit, config.checkInterval);
+  watchdog.prepareSync(clock(), config.timeoutMs, limit, config.checkIntervalMs);
   const scope = new SyncScope(enclosing(), watchdog);
   const run = guardedScript();
   current = { fn, watchdog };
@@ -123,12 +132,12 @@ export function runSync<R>(fn: () => R, options?: RunSyncOptions): R {
     const fired = watchdog.takeSyncFiring();
     if (fired.reason === SyncReason.MEMORY) {
       throw new MemoryLimitExceeded(
-        { level: 0, limit, observed: fired.observed, metric: "rss" },
+        { level: 0, limitBytes: limit, observedBytes: fired.observedBytes, metric: "rss" },
         { cause: error },
       );
     }
     throw new ExecutionTimeout(
-      { level: 0, limit: config.timeoutMs, elapsed: fired.elapsed },
+      { level: 0, limitMs: config.timeoutMs, elapsedMs: fired.elapsedMs },
       { cause: error },
     );
   } finally {

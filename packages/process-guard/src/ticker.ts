@@ -8,7 +8,7 @@ export interface Tickable {
 }
 
 /**
- * One unref'd interval per `checkInterval` value, shared by every activation with that interval, instead of a
+ * One unref'd interval per `checkIntervalMs` value, shared by every activation with that interval, instead of a
  * timer per activation. It stops itself at the first tick that finds no member, so sequential activations
  * reuse the running interval.
  */

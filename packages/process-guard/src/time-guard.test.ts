@@ -9,7 +9,7 @@ import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
 
 /** A fast guard for tests: 100 ms limit, 100 ms between levels, checked every 10 ms. */
 function fastGuard(extra: Parameters<typeof timeGuard>[0] = {}) {
-  const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkInterval: 10, ...extra });
+  const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkIntervalMs: 10, ...extra });
   const events: { at: number; event: InterruptEvent<ExecutionTimeout> }[] = [];
   const warnings: WarningEvent<ExecutionTimeout>[] = [];
   const started = performance.now();
@@ -35,10 +35,10 @@ describe("TimeGuard.run", () => {
     });
     await expect(result).rejects.toBe(failure);
     await expect(guard.run(async () => 1, { signal: "nope" } as never)).rejects.toMatchObject({
-      code: "ERR_X_GUARD_OPTIONS",
+      code: "ERR_X_GUARD_INVALID_OPTION",
     });
     await expect(guard.run(async () => 1, { timeout: 1 } as never)).rejects.toMatchObject({
-      code: "ERR_X_GUARD_OPTIONS",
+      code: "ERR_X_GUARD_INVALID_OPTION",
     });
   });
 
@@ -55,8 +55,8 @@ describe("TimeGuard.run", () => {
     expect(abortedAfter).toBeGreaterThanOrEqual(99);
     expect(abortedAfter).toBeLessThan(1_000);
     expect(signal.reason).toBeInstanceOf(ExecutionTimeout);
-    expect(signal.reason).toMatchObject({ code: "ERR_X_GUARD_TIMEOUT", level: 0, limit: 100 });
-    expect(signal.reason.elapsed).toBeGreaterThanOrEqual(100);
+    expect(signal.reason).toMatchObject({ code: "ERR_X_GUARD_TIMEOUT", level: 0, limitMs: 100 });
+    expect(signal.reason.elapsedMs).toBeGreaterThanOrEqual(100);
     expect(events[0]!.event.error).toBe(signal.reason); // the level-0 error is the reason itself
   });
 
@@ -87,7 +87,7 @@ describe("TimeGuard.run", () => {
     events.forEach(({ at, event }, level) => {
       expect(event.error).toBeInstanceOf(ExecutionTimeout);
       expect(event.error.level).toBe(level);
-      expect(event.error.elapsed).toBeGreaterThanOrEqual(100 + level * 100);
+      expect(event.error.elapsedMs).toBeGreaterThanOrEqual(100 + level * 100);
       expect(at).toBeGreaterThanOrEqual(99 + level * 100);
       expect(at).toBeLessThan(100 + level * 100 + 800);
     });
@@ -114,7 +114,7 @@ describe("TimeGuard.run", () => {
     expect(events[0]!.event.level).toBe(0);
   });
 
-  it("lets a task that catches the interrupt resolve normally (as the seed)", async () => {
+  it("lets a task that catches the interrupt resolve normally (as in Resiliparse)", async () => {
     const { guard } = fastGuard();
     const result = await guard.run(async ({ signal }) => {
       try {
@@ -178,7 +178,7 @@ describe("TimeGuard.run", () => {
     const spread = events[2]!.at - events[0]!.at;
     expect(spread).toBeLessThan(50); // sent at the same check, not pushed back by level 0's lateness
     events.forEach(({ event }, level) => {
-      expect(event.error.elapsed).toBeGreaterThanOrEqual(50 + level * 50);
+      expect(event.error.elapsedMs).toBeGreaterThanOrEqual(50 + level * 50);
     });
   });
 
@@ -308,7 +308,7 @@ describe("timers", () => {
   it("uses its own timers, which fake timers control", async () => {
     vi.useFakeTimers();
     try {
-      const guard = timeGuard({ timeout: 30, gracePeriod: 60, checkInterval: 1_000 });
+      const guard = timeGuard({ timeoutMs: 30_000, gracePeriodMs: 60_000, checkIntervalMs: 1_000 });
       const levels: number[] = [];
       guard.on("interrupt", ({ level }) => levels.push(level));
       const result = guard.run(({ signal }) => once(signal, "abort").then(() => signal.reason));
@@ -366,7 +366,7 @@ describe("concurrency and nesting", () => {
   });
 
   it("nests the same guard and recursion of a wrapped function", async () => {
-    const guard = timeGuard({ timeoutMs: 10_000, checkInterval: 10 });
+    const guard = timeGuard({ timeoutMs: 10_000, checkIntervalMs: 10 });
     const depth = guard.wrap(
       async (n: number): Promise<number> => (n === 0 ? guard.active.size : depth(n - 1)),
     );

@@ -295,12 +295,12 @@ export class Watchdog {
     return Atomics.load(this.#ctl, SYNC_STATE);
   }
 
-  /** What the watchdog recorded when it fired, and back to IDLE. */
-  takeSyncFiring(): { reason: number; elapsed: number; observed: number } {
+  /** What the watchdog recorded when it fired (elapsed time in ms, memory sample in bytes), and back to IDLE. */
+  takeSyncFiring(): { reason: number; elapsedMs: number; observedBytes: number } {
     const fired = {
       reason: Atomics.load(this.#ctl, SYNC_REASON),
-      elapsed: this.#cf[F_ELAPSED]!,
-      observed: this.#cf[F_OBSERVED]!,
+      elapsedMs: this.#cf[F_ELAPSED]!,
+      observedBytes: this.#cf[F_OBSERVED]!,
     };
     Atomics.store(this.#ctl, SYNC_STATE, SyncState.IDLE);
     return fired;

@@ -39,7 +39,7 @@ async function readyFork(args: string[]): Promise<Logged> {
   return logged;
 }
 
-const fast = { timeoutMs: 200, gracePeriodMs: 200, checkInterval: 20 };
+const fast = { timeoutMs: 200, gracePeriodMs: 200, checkIntervalMs: 20 };
 
 /** What the target received, in order: signal names or `message:<level>`. */
 function received(logged: Logged, pid = logged.child.pid): string[] {
@@ -184,7 +184,7 @@ describe("watch(child): process groups", () => {
     const quiet = await ready(["--grandchild", "--exit-after", "100"], { detached: true });
     const quietGrandchild = await quiet.waitFor((e) => e.ready === true && e.pid !== quiet.child.pid);
     children.push({ pid: quietGrandchild.pid } as ChildProcess);
-    const result = await timeGuard({ timeout: 30, checkInterval: 20 }).watch(quiet.child);
+    const result = await timeGuard({ timeoutMs: 30_000, checkIntervalMs: 20 }).watch(quiet.child);
     expect(result).toEqual({ code: 0, signal: null, error: null });
     await delay(100);
     expect(isAlive(quietGrandchild.pid)).toBe(true);
@@ -225,7 +225,7 @@ describe("watch(child): results and lifecycle", () => {
   it("resolves with the exit code and a null error when the guard did not act", async () => {
     const child = spawn(process.execPath, ["-e", "process.exit(5)"]);
     children.push(child);
-    const result = await timeGuard({ timeout: 30 }).watch(child);
+    const result = await timeGuard({ timeoutMs: 30_000 }).watch(child);
     expect(result).toEqual({ code: 5, signal: null, error: null });
   });
 
@@ -276,18 +276,18 @@ describe("watch(child): results and lifecycle", () => {
   it("reports the error of the highest level sent", async () => {
     const logged = await ready(["--exit-on", "SIGINT"]);
     const result = await timeGuard(fast).watch(logged.child);
-    expect(result.error).toMatchObject({ level: 0, code: "ERR_X_GUARD_TIMEOUT", limit: 200 });
+    expect(result.error).toMatchObject({ level: 0, code: "ERR_X_GUARD_TIMEOUT", limitMs: 200 });
   });
 
-  it("throws ERR_X_GUARD_OPTIONS at once for a target that is not a ChildProcess, a Worker or { pid }", () => {
+  it("throws ERR_X_GUARD_INVALID_OPTION at once for a target that is not a ChildProcess, a Worker or { pid }", () => {
     const guard = timeGuard(fast);
     for (const bad of [{ pid: -1 }, { pid: 1.5 }, { pid: "12" }, {}, null, "child", 42]) {
       expect(() => guard.watch(bad as never)).toThrow(
-        expect.objectContaining({ code: "ERR_X_GUARD_OPTIONS" }),
+        expect.objectContaining({ code: "ERR_X_GUARD_INVALID_OPTION" }),
       );
     }
     expect(() => guard.watch({ pid: 1 }, { signal: 5 } as never)).toThrow(
-      expect.objectContaining({ code: "ERR_X_GUARD_OPTIONS" }),
+      expect.objectContaining({ code: "ERR_X_GUARD_INVALID_OPTION" }),
     );
   });
 });
@@ -313,7 +313,7 @@ describe("watch({ pid })", () => {
       shell.stdout!.once("data", (d) => resolve(Number(String(d)))),
     );
     const started = performance.now();
-    const result = await timeGuard({ timeout: 60, checkInterval: 20 }).watch({ pid });
+    const result = await timeGuard({ timeoutMs: 60_000, checkIntervalMs: 20 }).watch({ pid });
     expect(result).toEqual({ code: null, signal: null, error: null });
     expect(performance.now() - started).toBeLessThan(2_000);
   });

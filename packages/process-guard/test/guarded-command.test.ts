@@ -52,7 +52,7 @@ describe("runGuardedCommand", () => {
       ["-c", `printf '%s|%s|%s' "$1" "$GREETING" "$PWD" > ${out}; exit 7`, "sh", "a b"],
       {
         ...quiet,
-        timeout: 30,
+        timeoutMs: 30_000,
         env: { PATH: process.env.PATH, GREETING: "hello" },
         cwd: dir,
         onSpawn: (pid, child) => {
@@ -88,7 +88,7 @@ describe("runGuardedCommand", () => {
   });
 
   it("reports 128 + n for a signal it did not send", async () => {
-    const result = await runGuardedCommand("sh", ["-c", "kill -USR1 $$"], { ...quiet, timeout: 30 });
+    const result = await runGuardedCommand("sh", ["-c", "kill -USR1 $$"], { ...quiet, timeoutMs: 30_000 });
     expect(result).toMatchObject({ exitCode: 138, signal: "SIGUSR1", code: null, limit: undefined });
   });
 
@@ -99,7 +99,7 @@ describe("runGuardedCommand", () => {
     const result = await runGuardedCommand(
       "sh",
       ["-c", "trap '' INT; trap 'exit 5' TERM; while :; do sleep 0.05; done"],
-      { ...quiet, timeoutMs: 1_000, gracePeriod: 0.3, logger, onInterrupt: (event) => events.push(event) },
+      { ...quiet, timeoutMs: 1_000, gracePeriodMs: 300, logger, onInterrupt: (event) => events.push(event) },
     );
     expect(result).toMatchObject({ exitCode: 124, limit: "time", code: 5 });
     expect(events.map(({ limit, level }) => ({ limit, level }))).toEqual([
@@ -118,18 +118,18 @@ describe("runGuardedCommand", () => {
     const result = await runGuardedCommand(
       node,
       [signalLogger, "--allocate-mb", "128", "--exit-on", "SIGINT"],
-      { ...quiet, maxMemoryBytes: 64 * 1024 ** 2, timeout: 60 },
+      { ...quiet, maxMemoryBytes: 64 * 1024 ** 2, timeoutMs: 60_000 },
     );
     expect(result).toMatchObject({ exitCode: 125, limit: "memory" });
   });
 
-  it("takes the memory limit in KiB too, and ends with SIGKILL under sendKill", async () => {
+  it("ends the memory limit's ladder with SIGKILL under sendKill", async () => {
     const hog =
       "process.on('SIGINT', () => {}); process.on('SIGTERM', () => {}); const a = []; setInterval(() => a.push(Buffer.alloc(8e6, 1)), 5);";
     const started = Date.now();
     const result = await runGuardedCommand(node, ["-e", hog], {
       ...quiet,
-      maxMemory: 80 * 1024,
+      maxMemoryBytes: 80 * 1024 ** 2,
       gracePeriodMs: 100,
       sendKill: true,
     });
@@ -146,7 +146,7 @@ describe("runGuardedCommand", () => {
       ["-c", "trap 'echo TERM' TERM; trap 'echo INT' INT; echo ready; while :; do sleep 0.05; done"],
       {
         stdio: ["ignore", "pipe", "ignore"],
-        gracePeriod: 0.3,
+        gracePeriodMs: 300,
         sendKill: true,
         signal: controller.signal,
         logger,
@@ -180,7 +180,7 @@ describe("runGuardedCommand", () => {
     const child = spawned();
     const command = runGuardedCommand(node, [signalLogger, "--grandchild", "--exit-on", "SIGINT"], {
       stdio: ["ignore", "pipe", "ignore"],
-      timeout: 60,
+      timeoutMs: 60_000,
       onSpawn: child.onSpawn,
     });
     await child.waitFor('"ready":true', 2);
@@ -195,12 +195,22 @@ describe("runGuardedCommand", () => {
     for (const pid of pids) expect(await goneWithin(pid, 2_000)).toBe(true);
   });
 
-  it("throws ERR_X_GUARD_OPTIONS at once for a bad argument or option", () => {
+  it("throws ERR_X_GUARD_INVALID_OPTION at once for a bad argument or option", () => {
     expect(() => runGuardedCommand("", [])).toThrow(
-      expect.objectContaining({ code: "ERR_X_GUARD_OPTIONS", message: expect.stringContaining("command") }),
+      expect.objectContaining({
+        code: "ERR_X_GUARD_INVALID_OPTION",
+        message: expect.stringContaining("command"),
+      }),
     );
-    expect(() => runGuardedCommand("true", [], { timeout: -1 })).toThrow(/invalid option timeout: -1/);
-    expect(() => runGuardedCommand("true", [], { maxMemory: Number.NaN })).toThrow(/KiB/);
+    expect(() => runGuardedCommand("true", [], { timeoutMs: -1 })).toThrow(
+      "invalid option timeoutMs: -1 (expected a finite number of milliseconds ≥ 0)",
+    );
+    expect(() => runGuardedCommand("true", [], { maxMemoryBytes: Number.NaN })).toThrow(
+      "invalid option maxMemoryBytes: NaN (expected a finite number of bytes ≥ 0)",
+    );
+    for (const name of ["timeout", "maxMemory", "gracePeriod", "checkInterval"]) {
+      expect(() => runGuardedCommand("true", [], { [name]: 1 } as never)).toThrow(`invalid option ${name}`);
+    }
     expect(() => runGuardedCommand("true", [], { nope: 1 } as never)).toThrow(/nope/);
   });
 });

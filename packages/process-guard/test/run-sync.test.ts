@@ -15,7 +15,8 @@ describe("runSync", () => {
       causeCode: "ERR_SCRIPT_EXECUTION_INTERRUPTED",
       level: 0,
     });
-    expect(interrupted!.elapsed as number).toBeGreaterThanOrEqual(200);
+    expect(interrupted!.elapsedMs as number).toBeGreaterThanOrEqual(200);
+    expect(interrupted!.limitMs).toBe(200);
     expect(after!.after as number).toBeLessThan(1_500);
     expect(again).toEqual({ value: "again" });
     expect(listeners).toEqual({ sigintListeners: 0 });
@@ -39,7 +40,7 @@ describe("runSync", () => {
     expect(lines(stdout)).toEqual([{ value: "kept alive" }]);
   });
 
-  it("stops fn when our RSS goes over maxMemory, with MemoryLimitExceeded", async () => {
+  it("stops fn when our RSS goes over maxMemoryBytes, with MemoryLimitExceeded", async () => {
     const { stdout, code } = await runTs(script, ["memory"]);
     const [result] = lines(stdout);
     expect(result).toMatchObject({
@@ -48,7 +49,7 @@ describe("runSync", () => {
       causeCode: "ERR_SCRIPT_EXECUTION_INTERRUPTED",
       level: 0,
     });
-    expect(result!.observed as number).toBeGreaterThan(result!.limit as number);
+    expect(result!.observedBytes as number).toBeGreaterThan(result!.limitBytes as number);
     expect(code).toBe(0);
   });
 

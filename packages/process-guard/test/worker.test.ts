@@ -21,7 +21,7 @@ async function start(workerData: object = {}) {
   return { worker, got };
 }
 
-const fast = { timeoutMs: 100, gracePeriodMs: 100, checkInterval: 10 };
+const fast = { timeoutMs: 100, gracePeriodMs: 100, checkIntervalMs: 10 };
 
 describe("watch(worker)", () => {
   it("posts the interrupt message at level 0, then calls terminate() at level 1", async () => {
@@ -69,7 +69,7 @@ describe("watch(worker)", () => {
 
   it("guards a worker's memory (rss of our process) and posts the memory reason", async () => {
     const { worker, got } = await start();
-    const guard = memGuard({ maxMemory: 1, checkInterval: 10, secondaryGracePeriodMs: 10_000 });
+    const guard = memGuard({ maxMemoryBytes: 1024, checkIntervalMs: 10, secondaryGracePeriodMs: 10_000 });
     const handle = guard.watch(worker);
     await once(guard, "interrupt");
     await delay(30);
