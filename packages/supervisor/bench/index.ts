@@ -68,7 +68,7 @@ function enqueueAndDequeue(): void {
     target: ">= 100000",
   });
 
-  // The seed's statements issued by hand with raw better-sqlite3, on the raw database.
+  // The original's statements issued by hand with raw better-sqlite3, on the raw database.
   const db = raw.db;
   const select = db.prepare(
     `SELECT fetcher_id, attr_path, payload, max(fetcher_run_started) FROM queue LEFT JOIN log USING (attr_path)
@@ -127,7 +127,7 @@ function enqueueAndDequeue(): void {
     queued: entries.length,
     iterations,
     baseline: Math.round(rawPairs),
-    baselineName: "the seed's SQL issued by hand with raw better-sqlite3",
+    baselineName: "the original's SQL issued by hand with raw better-sqlite3",
     ratio: round(pairs / rawPairs),
     target: ">= 5000",
   });

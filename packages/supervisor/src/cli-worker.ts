@@ -3,10 +3,11 @@ import {
   ExitCode,
   onShutdownSignals,
   parseCommandLine,
+  parseDurationMs,
+  parseSizeBytes,
   signalExitCode,
   UsageError,
 } from "@x/core";
-import { parseDuration, parseKiB } from "./cli-units.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { runWorker } from "./run-worker.js";
 
@@ -16,10 +17,12 @@ Asks the supervisor at <socket> for jobs and runs <command> [args…] <attr-path
 reporting its exit status. X_SUPERVISOR_ATTR_PATH and X_SUPERVISOR_PAYLOAD carry the raw values.
 
 Options:
-  --timeout S          time limit per job: seconds, or with a suffix s, m, h or d (e.g. 6h); reports 124
-  --max-memory SIZE    memory limit of the job's process tree: KiB, or with K, M or G; reports 125
-  --idle-delay S       wait after NOJOBS before asking again, in seconds (default 60)
-  --help               this help
+  --timeout DURATION      time limit per job: seconds, or with an s, m, h or d suffix (90, 1.5m, 6h);
+                          reports 124
+  --max-memory SIZE       memory limit of the job's process tree: bytes, or with a K, M or G suffix
+                          (×1024: 500K, 512M, 8G); reports 125
+  --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
+  --help                  this help
 
 The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0 without
 reporting it; a second one kills the command's process group and exits 130 or 143.
@@ -46,11 +49,10 @@ export async function workerCommand(args: string[]): Promise<number> {
   if (positionals.length !== 1)
     throw new UsageError("worker takes one argument, <socket>, then -- <command>");
   if (command.length === 0) throw new UsageError("worker needs a command after --");
-  const timeoutSeconds =
-    values.timeout === undefined ? undefined : parseDuration("--timeout", values.timeout);
-  const maxMemoryKiB =
-    values["max-memory"] === undefined ? undefined : parseKiB("--max-memory", values["max-memory"]);
-  const idleDelayMs = parseDuration("--idle-delay", values["idle-delay"]) * 1000;
+  const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs("--timeout", values.timeout);
+  const maxMemoryBytes =
+    values["max-memory"] === undefined ? undefined : parseSizeBytes("--max-memory", values["max-memory"]);
+  const idleDelayMs = parseDurationMs("--idle-delay", values["idle-delay"]);
   const logger = createConsoleLogger({ name: "x-supervisor worker" });
   const controller = new AbortController();
   let running: number | undefined;
@@ -80,8 +82,8 @@ export async function workerCommand(args: string[]): Promise<number> {
           {
             command: program,
             args: programArgs,
-            timeoutSeconds,
-            maxMemoryKiB,
+            timeoutMs,
+            maxMemoryBytes,
             logger,
             onSpawn: (pid) => {
               running = pid;

@@ -8,7 +8,7 @@ const usage = `Usage: x-supervisor <command> [arguments]
 
 Commands:
   serve <db> <fetchers-dir> <socket>                  run the queue daemon
-  worker <socket> [--timeout S] [--max-memory SIZE] -- <command> [args…]
+  worker <socket> [--timeout DURATION] [--max-memory SIZE] -- <command> [args…]
                                                       run jobs from the daemon
   status <db> [--json]                                print the queue's figures
 

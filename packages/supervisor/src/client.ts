@@ -1,5 +1,5 @@
 import { createConnection, type Socket } from "node:net";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import { parseReply } from "./protocol.js";
 import type { Job } from "./storage.js";
 
@@ -57,7 +57,7 @@ export class SupervisorClient {
       const socket = createConnection(path);
       const onError = (error: Error) =>
         reject(
-          new SupervisorError(SupervisorErrorCode.CONNECT, `cannot connect to supervisor at ${path}`, {
+          new SupervisorError(ErrorCode.CONNECT, `cannot connect to supervisor at ${path}`, {
             cause: error,
           }),
         );
@@ -90,17 +90,14 @@ export class SupervisorClient {
     if (typeof attrPath !== "string" || attrPath === "" || badAttrPath.test(attrPath)) {
       return Promise.reject(
         new SupervisorError(
-          SupervisorErrorCode.BAD_ARGUMENT,
+          ErrorCode.BAD_ARGUMENT,
           `attr path ${JSON.stringify(attrPath)} must be non-empty, without space, CR or LF`,
         ),
       );
     }
     if (!Number.isSafeInteger(exitCode)) {
       return Promise.reject(
-        new SupervisorError(
-          SupervisorErrorCode.BAD_ARGUMENT,
-          `exit code must be an integer, got ${exitCode}`,
-        ),
+        new SupervisorError(ErrorCode.BAD_ARGUMENT, `exit code must be an integer, got ${exitCode}`),
       );
     }
     return this.#send(`DONE ${attrPath} ${exitCode}\n`);
@@ -146,7 +143,7 @@ export class SupervisorClient {
       const waiting = this.#pending.shift();
       if (reply === undefined || waiting === undefined) {
         const error = new SupervisorError(
-          SupervisorErrorCode.BAD_REPLY,
+          ErrorCode.BAD_REPLY,
           `unexpected reply from supervisor: ${JSON.stringify(line.slice(0, 200))}`,
         );
         waiting?.reject(error);
@@ -163,7 +160,7 @@ export class SupervisorClient {
 
   #closedError(): SupervisorError {
     return new SupervisorError(
-      SupervisorErrorCode.CONNECTION_CLOSED,
+      ErrorCode.CONNECTION_CLOSED,
       "the connection to the supervisor closed before its reply",
     );
   }

@@ -45,13 +45,17 @@ describe("runCommandJob", () => {
 
   it("reports 124 when the time limit stops the command, 125 when the memory limit does", async () => {
     const started = Date.now();
-    expect(
-      await runCommandJob(job, { command: "sh", args: ["-c", "sleep 30", "sh"], timeoutSeconds: 0.3 }),
-    ).toBe(124);
+    expect(await runCommandJob(job, { command: "sh", args: ["-c", "sleep 30", "sh"], timeoutMs: 300 })).toBe(
+      124,
+    );
     expect(Date.now() - started).toBeLessThan(20_000);
     const hog = "const a = []; setInterval(() => a.push(Buffer.alloc(8e6, 1)), 5);";
     expect(
-      await runCommandJob(job, { command: process.execPath, args: ["-e", hog], maxMemoryKiB: 80 * 1024 }),
+      await runCommandJob(job, {
+        command: process.execPath,
+        args: ["-e", hog],
+        maxMemoryBytes: 80 * 1024 ** 2,
+      }),
     ).toBe(125);
   });
 

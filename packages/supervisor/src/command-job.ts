@@ -8,15 +8,15 @@ export interface CommandJobOptions {
   command: string;
   /** Its first arguments; the attr path and the payload's fields follow them. */
   args: readonly string[];
-  /** Time limit, in seconds; none when absent. */
-  timeoutSeconds?: number;
-  /** Memory limit of the command's process tree, in KiB; none when absent. */
-  maxMemoryKiB?: number;
+  /** Time limit, in ms. Default: none. */
+  timeoutMs?: number;
+  /** Memory limit of the command's process tree, in bytes. Default: none. */
+  maxMemoryBytes?: number;
   /**
-   * Wait between escalation steps, in seconds: after a limit and after a stop (SIGTERM, then SIGINT, SIGTERM,
-   * SIGKILL). Default 15 (5 between the memory limit's later steps).
+   * Wait between escalation steps, in ms: after a limit and after a stop (SIGTERM, then SIGINT, SIGTERM,
+   * SIGKILL). Default 15 000 ms (5 000 ms between the memory limit's later steps).
    */
-  graceSeconds?: number;
+  gracePeriodMs?: number;
   /** Where failures to start the command are reported. Default: silent. */
   logger?: Logger;
   /** Called with the command's pid (also its process group id) once it is spawned. */
@@ -29,7 +29,7 @@ export interface CommandJobOptions {
  * limits, the last escalation step being SIGKILL (a job must end eventually). The environment also carries
  * `X_SUPERVISOR_ATTR_PATH` and `X_SUPERVISOR_PAYLOAD`.
  *
- * When `signal` aborts, the group gets SIGTERM, then the escalation every `graceSeconds`.
+ * When `signal` aborts, the group gets SIGTERM, then the escalation every `gracePeriodMs`.
  *
  * @returns the exit status to report: the command's own; 124 when the time limit stopped it; 125 when the
  *   memory limit did; 128+n when signal n killed it; 126 when it cannot be executed; 127 when it is not found
@@ -44,9 +44,9 @@ export async function runCommandJob(
     options.command,
     [...options.args, job.attrPath, ...fields],
     {
-      timeout: options.timeoutSeconds,
-      maxMemory: options.maxMemoryKiB,
-      gracePeriod: options.graceSeconds,
+      timeoutMs: options.timeoutMs,
+      maxMemoryBytes: options.maxMemoryBytes,
+      gracePeriodMs: options.gracePeriodMs,
       sendKill: true,
       env: { ...process.env, X_SUPERVISOR_ATTR_PATH: job.attrPath, X_SUPERVISOR_PAYLOAD: job.payload },
       signal,

@@ -1,11 +1,11 @@
 import { XError } from "@x/core";
 
 /** Every stable error code `@x/supervisor` throws; listed in the README. */
-export const SupervisorErrorCode = {
+export const ErrorCode = {
   /** An argument of a storage or client method is out of its domain (non-integer time, bad version…). */
   BAD_ARGUMENT: "ERR_X_SUPERVISOR_BAD_ARGUMENT",
-  /** An option of `startSupervisor` or `runWorker` is invalid. */
-  BAD_OPTION: "ERR_X_SUPERVISOR_BAD_OPTION",
+  /** An option of `startSupervisor` or `runWorker` is invalid; the message names it and its value. */
+  INVALID_OPTION: "ERR_X_SUPERVISOR_INVALID_OPTION",
   /** An `enqueue` entry could not travel over the line protocol (space or line break in it). */
   BAD_ENTRY: "ERR_X_SUPERVISOR_BAD_ENTRY",
   /** `enqueue` for a known fetcher whose run is not registered. */
@@ -24,8 +24,13 @@ export const SupervisorErrorCode = {
   BAD_REPLY: "ERR_X_SUPERVISOR_BAD_REPLY",
 } as const;
 
-/** One of the codes of {@link SupervisorErrorCode}. */
-export type SupervisorErrorCode = (typeof SupervisorErrorCode)[keyof typeof SupervisorErrorCode];
+/** One of the codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** The error class of `@x/supervisor`; test `code` (or use `XError.is(e, code)`) rather than the message. */
-export class SupervisorError extends XError {}
+/**
+ * The error class of `@x/supervisor`, an `XError` whose `code` is one of {@link ErrorCode}; test `code` (or
+ * use `XError.is(e, code)`) rather than the message.
+ */
+export class SupervisorError extends XError {
+  override name = "SupervisorError";
+}

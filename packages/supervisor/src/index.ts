@@ -1,5 +1,5 @@
 export { SupervisorClient } from "./client.js";
-export { SupervisorError, SupervisorErrorCode } from "./errors.js";
+export { ErrorCode, SupervisorError } from "./errors.js";
 export type { RejectEvent, RejectReason, SupervisorEvents, SupervisorStats } from "./events.js";
 export { jitterHash } from "./jitter-hash.js";
 export { type RunWorkerOptions, runWorker } from "./run-worker.js";

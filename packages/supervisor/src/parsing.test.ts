@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { parseDuration, parseKiB } from "./cli-units.js";
 import { parseFetcherLine, sampleBytes } from "./fetcher-line.js";
 import { parseFetcherFileName } from "./fetcher-name.js";
 import { parseCommand, parseReply } from "./protocol.js";
@@ -67,29 +66,5 @@ describe("protocol", () => {
     expect(parseReply("JOB a")).toBeUndefined();
     expect(parseReply("JOB  x")).toBeUndefined();
     expect(parseReply("nojobs")).toBeUndefined();
-  });
-});
-
-describe("command-line units", () => {
-  it("parses timeout(1)-style durations in seconds", () => {
-    expect(parseDuration("--timeout", "90")).toBe(90);
-    expect(parseDuration("--timeout", "1.5m")).toBe(90);
-    expect(parseDuration("--timeout", "6h")).toBe(21_600);
-    expect(parseDuration("--timeout", "1d")).toBe(86_400);
-    expect(parseDuration("--timeout", "2s")).toBe(2);
-    for (const bad of ["", "soon", "-1", "5x", "1h30m"]) {
-      expect(() => parseDuration("--timeout", bad)).toThrow(expect.objectContaining({ code: "ERR_X_USAGE" }));
-    }
-  });
-
-  it("parses memory sizes in KiB with K, M and G suffixes", () => {
-    expect(parseKiB("--max-memory", "512")).toBe(512);
-    expect(parseKiB("--max-memory", "512K")).toBe(512);
-    expect(parseKiB("--max-memory", "500M")).toBe(512_000);
-    expect(parseKiB("--max-memory", "2G")).toBe(2 * 1024 * 1024);
-    expect(parseKiB("--max-memory", "1.5GiB")).toBe(1.5 * 1024 * 1024);
-    for (const bad of ["", "lots", "-5M", "5T"]) {
-      expect(() => parseKiB("--max-memory", bad)).toThrow(expect.objectContaining({ code: "ERR_X_USAGE" }));
-    }
   });
 });

@@ -1,7 +1,7 @@
 import { type Logger, loggerOption, parseOptions, sleep } from "@x/core";
 import { z } from "zod";
 import { SupervisorClient } from "./client.js";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import type { Job } from "./storage.js";
 
 /** Options of {@link runWorker}. */
@@ -49,13 +49,13 @@ type Message = { kind: "ready" } | { kind: "done"; attrPath: string; exitCode: n
  * `reconnectDelayMs` on a connection error. Resolves only when `signal` aborts.
  *
  * @param options - see {@link RunWorkerOptions}
- * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_OPTION` for a bad option; never for a connection or job failure
+ * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION` for a bad option; never for a connection or job failure
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { socket, run, idleDelayMs, reconnectDelayMs, replyTimeoutMs, signal, logger } = parseOptions(
     optionsSchema,
     options,
-    SupervisorErrorCode.BAD_OPTION,
+    ErrorCode.INVALID_OPTION,
     SupervisorError,
   );
   const jobSignal = signal ?? new AbortController().signal;

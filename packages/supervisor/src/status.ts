@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import { latestSchemaVersion } from "./schema.js";
 import { inFlightSeconds } from "./storage.js";
 
@@ -58,7 +58,7 @@ export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000
     const schemaVersion = db.pragma("user_version", { simple: true }) as number;
     if (schemaVersion !== latestSchemaVersion) {
       throw new SupervisorError(
-        SupervisorErrorCode.SCHEMA,
+        ErrorCode.SCHEMA,
         `database schema version is ${schemaVersion}, expected ${latestSchemaVersion}`,
       );
     }

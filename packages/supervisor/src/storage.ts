@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import { jitterHash } from "./jitter-hash.js";
 import { latestSchemaVersion, migrations } from "./schema.js";
 
@@ -45,10 +45,7 @@ const dequeueSql = `
 
 function checkInteger(name: string, value: unknown): asserts value is number {
   if (!Number.isSafeInteger(value)) {
-    throw new SupervisorError(
-      SupervisorErrorCode.BAD_ARGUMENT,
-      `${name} must be a safe integer, got ${String(value)}`,
-    );
+    throw new SupervisorError(ErrorCode.BAD_ARGUMENT, `${name} must be a safe integer, got ${String(value)}`);
   }
 }
 
@@ -121,14 +118,14 @@ export class SupervisorStorage {
   upgrade(version: 1 | 2 = 2): void {
     if (version !== 1 && version !== 2) {
       throw new SupervisorError(
-        SupervisorErrorCode.BAD_ARGUMENT,
+        ErrorCode.BAD_ARGUMENT,
         `schema version must be 1 or 2, got ${String(version)}`,
       );
     }
     const current = this.schemaVersion;
     if (current > latestSchemaVersion) {
       throw new SupervisorError(
-        SupervisorErrorCode.SCHEMA,
+        ErrorCode.SCHEMA,
         `database schema version ${current} is newer than this supervisor supports (${latestSchemaVersion})`,
       );
     }
@@ -185,13 +182,13 @@ export class SupervisorStorage {
     for (const [attrPath, payload] of entries) {
       if (typeof attrPath !== "string" || attrPath === "" || badAttrPath.test(attrPath)) {
         throw new SupervisorError(
-          SupervisorErrorCode.BAD_ENTRY,
+          ErrorCode.BAD_ENTRY,
           `attr path ${JSON.stringify(attrPath)} must be non-empty, without space, CR or LF`,
         );
       }
       if (typeof payload !== "string" || badPayload.test(payload)) {
         throw new SupervisorError(
-          SupervisorErrorCode.BAD_ENTRY,
+          ErrorCode.BAD_ENTRY,
           `payload of ${attrPath} must be a string without CR or LF`,
         );
       }
@@ -202,7 +199,7 @@ export class SupervisorStorage {
       const run = this.#prepare("SELECT 1 FROM fetcher_runs WHERE fetcher_id = ? AND run_started = ?");
       if (run.get(fetcherId, runStarted) === undefined) {
         throw new SupervisorError(
-          SupervisorErrorCode.UNKNOWN_RUN,
+          ErrorCode.UNKNOWN_RUN,
           `run ${runStarted} of fetcher ${JSON.stringify(fetcher)} is not registered (call upsertFetcherRun first)`,
         );
       }

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { type Logger, loggerOption, parseOptions } from "@x/core";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
@@ -133,14 +133,14 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
  * (and deletes the runs whose files vanished), then listens. Resolves once workers can be served.
  *
  * @param options - see {@link SupervisorOptions}
- * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
+ * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
  *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
  */
 export async function startSupervisor(options: SupervisorOptions): Promise<Supervisor> {
   const { db, fetchersDir, socket, socketMode, logger, signal } = parseOptions(
     optionsSchema,
     options,
-    SupervisorErrorCode.BAD_OPTION,
+    ErrorCode.INVALID_OPTION,
     SupervisorError,
   );
   signal?.throwIfAborted();

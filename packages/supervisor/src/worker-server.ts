@@ -1,7 +1,7 @@
 import { lstatSync, unlinkSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
-import { SupervisorError, SupervisorErrorCode } from "./errors.js";
+import { ErrorCode, SupervisorError } from "./errors.js";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
@@ -13,7 +13,7 @@ const newline = 0x0a;
 const closeGraceMs = 2_000;
 
 /**
- * Checks the socket path before listening (D8): a missing path is fine; a socket nobody accepts on is stale
+ * Checks the socket path before listening: a missing path is fine; a socket nobody accepts on is stale
  * and removed; a live socket or anything that is not a socket is an error, and the path is left alone.
  *
  * The daemon stats sockets with `{ bigint: true }` only: Node's `realpathSync` reads the type of the last
@@ -26,12 +26,12 @@ export async function prepareSocketPath(path: string): Promise<void> {
     isSocket = lstatSync(path, { bigint: true }).isSocket();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw new SupervisorError(SupervisorErrorCode.SOCKET_PATH, `cannot inspect socket path ${path}`, {
+    throw new SupervisorError(ErrorCode.SOCKET_PATH, `cannot inspect socket path ${path}`, {
       cause: error,
     });
   }
   if (!isSocket) {
-    throw new SupervisorError(SupervisorErrorCode.SOCKET_PATH, `${path} exists and is not a socket`);
+    throw new SupervisorError(ErrorCode.SOCKET_PATH, `${path} exists and is not a socket`);
   }
   const alive = await new Promise<boolean | Error>((resolve) => {
     const probe = createConnection(path);
@@ -45,12 +45,12 @@ export async function prepareSocketPath(path: string): Promise<void> {
   });
   if (alive === true) {
     throw new SupervisorError(
-      SupervisorErrorCode.SOCKET_IN_USE,
+      ErrorCode.SOCKET_IN_USE,
       `another supervisor is listening on ${path}; stop it first`,
     );
   }
   if (alive instanceof Error) {
-    throw new SupervisorError(SupervisorErrorCode.SOCKET_PATH, `cannot probe socket ${path}`, {
+    throw new SupervisorError(ErrorCode.SOCKET_PATH, `cannot probe socket ${path}`, {
       cause: alive,
     });
   }

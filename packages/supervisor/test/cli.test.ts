@@ -227,6 +227,30 @@ esac
     expect(row).toEqual({ finished: null });
     expect(await runCli(["worker", p.socket]).exited).toBe(64);
     expect(await runCli(["worker", p.socket, "--timeout", "soon", "--", "true"]).exited).toBe(64);
+    const badSize = runCli(["worker", p.socket, "--max-memory", "5T", "--", "true"]);
+    expect(await badSize.exited).toBe(64);
+    expect(badSize.stderr()).toContain('--max-memory: "5T" is not a size');
+  });
+
+  it("reads --max-memory in bytes, as x-guard does: a bare 20000000 (19 MiB) stops a Node job with 125", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "big 0 1\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const node = [process.execPath, "-e", "setTimeout(() => {}, 30_000)"];
+    const worker = runCli(["worker", p.socket, "--max-memory", "20000000", "--", ...node]);
+    cleanups.push(() => {
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+    });
+    const exitCode = () =>
+      readDb(
+        p.db,
+        (db) => db.prepare("SELECT exit_code FROM log").get() as { exit_code: number | null } | undefined,
+      )?.exit_code;
+    await waitFor(() => typeof exitCode() === "number", 30_000, "the finished job");
+    expect(exitCode()).toBe(125);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
   });
 
   it("on a second SIGTERM kills the command's process group and exits 143", async () => {

@@ -202,15 +202,15 @@ describe("runWorker", () => {
     expect(received).toEqual(["READY"]);
   });
 
-  it("rejects bad options with ERR_X_SUPERVISOR_BAD_OPTION", async () => {
+  it("rejects bad options with ERR_X_SUPERVISOR_INVALID_OPTION", async () => {
     await expect(runWorker({ socket: "", run: async () => 0 })).rejects.toMatchObject({
-      code: "ERR_X_SUPERVISOR_BAD_OPTION",
+      code: "ERR_X_SUPERVISOR_INVALID_OPTION",
     });
     await expect(runWorker({ socket: "/x", run: "no" as never })).rejects.toMatchObject({
-      code: "ERR_X_SUPERVISOR_BAD_OPTION",
+      code: "ERR_X_SUPERVISOR_INVALID_OPTION",
     });
     await expect(runWorker({ socket: "/x", run: async () => 0, idleDelayMs: -1 })).rejects.toMatchObject({
-      code: "ERR_X_SUPERVISOR_BAD_OPTION",
+      code: "ERR_X_SUPERVISOR_INVALID_OPTION",
       message: expect.stringContaining("idleDelayMs"),
     });
   });

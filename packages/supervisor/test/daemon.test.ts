@@ -134,15 +134,15 @@ describe("startup", () => {
     expect(statSync(dir).isDirectory()).toBe(true);
     await sup.close();
     await expect(startSupervisor({ db: p.db, fetchersDir: dir, socket: 5 } as never)).rejects.toMatchObject({
-      code: "ERR_X_SUPERVISOR_BAD_OPTION",
+      code: "ERR_X_SUPERVISOR_INVALID_OPTION",
       message: expect.stringContaining("socket"),
     });
     await expect(
       startSupervisor({ db: p.db, fetchersDir: dir, socket: p.socket, socketMode: 0o1777 }),
-    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_BAD_OPTION" });
+    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_INVALID_OPTION" });
     await expect(
       startSupervisor({ db: p.db, fetchersDir: dir, socket: p.socket, fetchers_dir: "x" } as never),
-    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_BAD_OPTION" });
+    ).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_INVALID_OPTION" });
     const other = join(p.root, "other.db");
     await expect(
       startSupervisor({ db: other, fetchersDir: dir, socket: p.socket, signal: AbortSignal.abort() }),
