@@ -3,14 +3,14 @@ import amqp, { type Channel, type ChannelModel } from "amqplib";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { exchangeBindings, type QueueSpec, workerQueues } from "./routing.js";
 
-/** The reconnect backoff of the spec: 100 ms, ×2, at most 5 s, ±20 %. */
+/** The reconnect backoff of the client and the server: 100 ms, ×2, at most 5 s, ±20 %. */
 export const reconnectBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 5_000, jitter: 0.2 });
 
 /** How to reach the broker. */
 export interface ConnectOptions {
   url: string;
-  /** Heartbeat interval, in seconds. */
-  heartbeat: number;
+  /** Heartbeat interval, in ms; 0 disables heartbeats, others are rounded up to whole seconds. */
+  heartbeatMs: number;
   /** Give up after this long, in ms. */
   timeoutMs: number;
   signal?: AbortSignal | undefined;
@@ -36,7 +36,9 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
   const deadline = Date.now() + options.timeoutMs;
   const backoff = reconnectBackoff();
   const url = new URL(options.url);
-  if (!url.searchParams.has("heartbeat")) url.searchParams.set("heartbeat", String(options.heartbeat));
+  // AMQP negotiates heartbeats in whole seconds; 0 disables them.
+  if (!url.searchParams.has("heartbeat"))
+    url.searchParams.set("heartbeat", String(Math.ceil(options.heartbeatMs / 1_000)));
   for (;;) {
     const left = deadline - Date.now();
     try {
@@ -55,7 +57,7 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
   }
 }
 
-/** Names of a topology: the spec's names, each with an optional prefix (for tests and for several tenants on one broker). */
+/** Names of a topology: the exchange and queue names of swh-provenance, each with an optional prefix (for tests and for several tenants on one broker). */
 export interface Topology {
   prefix: string;
   exchange(name: string): string;

@@ -5,6 +5,7 @@ import {
   type LogLevel,
   onShutdownSignals,
   parseCommandLine,
+  parseDurationMs,
   UsageError,
   XError,
 } from "@x/core";
@@ -34,6 +35,8 @@ Options:
   --prefetch N        unacknowledged messages held per queue (default 100)
   --processes N       child processes sharing the 16 ranges (default 1)
   --prefix P          a prefix for every exchange and queue name (default none)
+  --heartbeat T       AMQP heartbeat interval in seconds, or with an s, m, h or d suffix
+                      (default 10; rounded up to whole seconds; 0 disables heartbeats)
   --log-level LEVEL   debug, info, warn, error or silent (default info)
   --json-logs         log JSON lines instead of plain text
   -h, --help          show this help`,
@@ -57,6 +60,14 @@ const positiveInt = (flag: string, value: string | undefined): number | undefine
   return Number(value);
 };
 
+/** `--heartbeat` in ms, at most one hour (the `heartbeatMs` option's range). */
+const heartbeat = (value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const ms = Math.ceil(parseDurationMs("--heartbeat", value));
+  if (ms > 3_600_000) throw new UsageError(`--heartbeat expects at most 1h, got ${JSON.stringify(value)}`);
+  return ms;
+};
+
 async function serve(args: string[]): Promise<number> {
   const { values } = parseCommandLine({
     args,
@@ -67,6 +78,7 @@ async function serve(args: string[]): Promise<number> {
       prefetch: { type: "string" },
       processes: { type: "string" },
       prefix: { type: "string" },
+      heartbeat: { type: "string" },
       "log-level": { type: "string" },
       "json-logs": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -75,6 +87,7 @@ async function serve(args: string[]): Promise<number> {
   if (values.help) return print(usage.serve);
   if (!values.amqp) throw new UsageError("serve needs --amqp URL");
   if (!values.storage) throw new UsageError("serve needs --storage sqlite:PATH|postgres://…");
+  const heartbeatMs = heartbeat(values.heartbeat);
   const level = (values["log-level"] ?? "info") as LogLevel;
   if (!["debug", "info", "warn", "error", "silent"].includes(level))
     throw new UsageError(
@@ -95,6 +108,7 @@ async function serve(args: string[]): Promise<number> {
     ...defined("prefetch", positiveInt("--prefetch", values.prefetch)),
     ...defined("processes", positiveInt("--processes", values.processes)),
     ...defined("prefix", values.prefix),
+    ...defined("heartbeatMs", heartbeatMs),
   };
   const server = await RmqStorageServer.start(options);
   server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
@@ -179,7 +193,7 @@ async function main(argv: string[]): Promise<number> {
       return ExitCode.USAGE;
     }
     if (
-      XError.is(error, ErrorCode.BAD_OPTION) ||
+      XError.is(error, ErrorCode.INVALID_OPTION) ||
       XError.is(error, ErrorCode.BACKEND) ||
       XError.is(error, ErrorCode.TOPOLOGY)
     )

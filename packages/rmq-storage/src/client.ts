@@ -30,18 +30,18 @@ export interface RmqStorageClientOptions {
   storage: ProvenanceStorage;
   /** Items per message. Integer 1…100 000. Default 100. */
   batchSize?: number;
-  /** A call fails after this long without progress, at least, in seconds. Default 60. */
-  waitMin?: number;
-  /** Same as `waitMin`, in ms (give one or the other). Default 60 000. */
+  /** A call resolves `false` after this long without progress, at least, in ms; a number > 0. Default 60 000. */
   waitMinMs?: number;
-  /** …or this long per message of the call, if that is longer, in seconds. Default 10. */
-  waitPerBatch?: number;
-  /** Same as `waitPerBatch`, in ms (give one or the other). Default 10 000. */
+  /** …or after this long per message of the call, if that is longer, in ms; a number ≥ 0. Default 10 000. */
   waitPerBatchMs?: number;
-  /** How long to try to reach the broker at connect, in ms. Default 30 000. */
+  /** How long to try to reach the broker at connect, in ms; an integer 1…3 600 000. Default 30 000. */
   connectTimeoutMs?: number;
-  /** AMQP heartbeat, in seconds (0 disables it). Default 10. */
-  heartbeat?: number;
+  /**
+   * AMQP heartbeat interval, in ms; an integer 0…3 600 000, rounded up to whole seconds (AMQP negotiates
+   * heartbeats in seconds), 0 disables heartbeats. A `heartbeat` query parameter of `url` (in seconds, as in
+   * swh-provenance) takes precedence. Default 10 000.
+   */
+  heartbeatMs?: number;
   /** A prefix for every exchange name; must match the server's. Default `""`. */
   prefix?: string;
   /** Where the client logs. Default: silent. */
@@ -52,9 +52,9 @@ export interface RmqStorageClientOptions {
 
 /** The client's events, for metrics. */
 export interface ClientEvents {
-  /** The broker connection was lost; the next attempt starts after `delayMs`. */
+  /** The broker connection was lost; the next attempt starts after `delayMs` ms. */
   reconnect: [{ attempt: number; delayMs: number }];
-  /** A call resolved `false` after T without progress. */
+  /** A call resolved `false` after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress. */
   timeout: [{ method: string; acknowledged: number; expected: number }];
 }
 
@@ -78,42 +78,33 @@ const storageMethods = [
   "close",
 ] as const;
 
-const seconds = (what: string, min: "positive" | "nonnegative") =>
+const milliseconds = (min: "positive" | "nonnegative") =>
   (min === "positive"
-    ? z.number({ error: `a number of ${what} > 0` }).positive({ error: `a number of ${what} > 0` })
-    : z.number({ error: `a number of ${what} ≥ 0` }).nonnegative({ error: `a number of ${what} ≥ 0` })
-  ).refine(Number.isFinite, { error: `a finite number of ${what}` });
+    ? z.number({ error: "a number of milliseconds > 0" }).positive({ error: "a number of milliseconds > 0" })
+    : z
+        .number({ error: "a number of milliseconds ≥ 0" })
+        .nonnegative({ error: "a number of milliseconds ≥ 0" })
+  ).refine(Number.isFinite, { error: "a finite number of milliseconds" });
 
-const optionsSchema = z
-  .strictObject({
-    ...brokerOptions,
-    storage: z.custom<ProvenanceStorage>(
-      (value) =>
-        typeof value === "object" &&
-        value !== null &&
-        storageMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
-      { error: "a ProvenanceStorage (an object with every storage method)" },
-    ),
-    batchSize: z
-      .number({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-      .int({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-      .min(1, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-      .max(MAX_ITEMS, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-      .default(100),
-    waitMin: seconds("seconds", "positive").optional(),
-    waitMinMs: seconds("milliseconds", "positive").optional(),
-    waitPerBatch: seconds("seconds", "nonnegative").optional(),
-    waitPerBatchMs: seconds("milliseconds", "nonnegative").optional(),
-    signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
-  })
-  .refine((o) => o.waitMin === undefined || o.waitMinMs === undefined, {
-    path: ["waitMinMs"],
-    error: "only one of waitMin and waitMinMs",
-  })
-  .refine((o) => o.waitPerBatch === undefined || o.waitPerBatchMs === undefined, {
-    path: ["waitPerBatchMs"],
-    error: "only one of waitPerBatch and waitPerBatchMs",
-  });
+const optionsSchema = z.strictObject({
+  ...brokerOptions,
+  storage: z.custom<ProvenanceStorage>(
+    (value) =>
+      typeof value === "object" &&
+      value !== null &&
+      storageMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
+    { error: "a ProvenanceStorage (an object with every storage method)" },
+  ),
+  batchSize: z
+    .number({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+    .int({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+    .min(1, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+    .max(MAX_ITEMS, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
+    .default(100),
+  waitMinMs: milliseconds("positive").default(60_000),
+  waitPerBatchMs: milliseconds("nonnegative").default(10_000),
+  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+});
 
 /** Most messages a client keeps published but unconfirmed by the broker: bounds what it buffers. */
 const CONFIRM_WINDOW = 256;
@@ -147,14 +138,12 @@ interface Link {
  * A {@link ProvenanceStorage} whose writes go through RabbitMQ to the {@link RmqStorageServer} workers, split
  * by id range, and whose reads go to a local storage. Any number of calls may run at once; each resolves
  * `true` when every one of its messages is confirmed committed, `false` on a returned or nacked message, an
- * error reply, `close()`, or after T = max(`waitMin`, messages × `waitPerBatch`) without progress.
+ * error reply, `close()`, or after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress.
  */
 export class RmqStorageClient extends EventEmitter<ClientEvents> implements ProvenanceStorage {
   readonly #storage: ProvenanceStorage;
   readonly #options: z.output<typeof optionsSchema>;
   readonly #top: Topology;
-  readonly #waitMinMs: number;
-  readonly #waitPerBatchMs: number;
   readonly #calls = new Map<string, Call>();
   readonly #closing = new AbortController();
   #link: Link | undefined;
@@ -168,26 +157,24 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     this.#options = options;
     this.#storage = options.storage;
     this.#top = topology(options.prefix);
-    this.#waitMinMs = options.waitMinMs ?? (options.waitMin ?? 60) * 1_000;
-    this.#waitPerBatchMs = options.waitPerBatchMs ?? (options.waitPerBatch ?? 10) * 1_000;
   }
 
   /**
    * Validates the options, connects, declares the five exchanges and an exclusive reply queue.
    *
-   * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` (before any connection), `ERR_X_RMQ_STORAGE_CONNECT`
+   * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` (before any connection), `ERR_X_RMQ_STORAGE_CONNECT`
    */
   static async connect(options: RmqStorageClientOptions): Promise<RmqStorageClient> {
-    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     const client = new RmqStorageClient(parsed);
     await client.#connect(parsed.connectTimeoutMs, parsed.signal);
     return client;
   }
 
   async #connect(timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    const { url, heartbeat, logger } = this.#options;
+    const { url, heartbeatMs, logger } = this.#options;
     const both = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
-    const connection = await connectBroker({ url, heartbeat, timeoutMs, signal: both });
+    const connection = await connectBroker({ url, heartbeatMs, timeoutMs, signal: both });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
       await declareExchanges(connection, this.#top);
@@ -348,7 +335,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       resolve,
     };
     call.expected = pending.size;
-    call.timeoutMs = Math.max(this.#waitMinMs, call.expected * this.#waitPerBatchMs);
+    call.timeoutMs = Math.max(this.#options.waitMinMs, call.expected * this.#options.waitPerBatchMs);
     this.#calls.set(call.id, call);
     this.#arm(call);
     for (const message of [...pending.values()]) await this.#publish(call, message);

@@ -4,8 +4,8 @@ import { XError } from "@x/core";
 export const ErrorCode = {
   /** A write or read got an invalid id, date, path, URL, relation, entity or shape. */
   BAD_INPUT: "ERR_X_RMQ_STORAGE_BAD_INPUT",
-  /** An option of a factory is missing, of the wrong type or out of range. */
-  BAD_OPTION: "ERR_X_RMQ_STORAGE_BAD_OPTION",
+  /** An option of a factory is missing, of the wrong type or out of range; the message names it and its value. */
+  INVALID_OPTION: "ERR_X_RMQ_STORAGE_INVALID_OPTION",
   /** A method was called after `close()` / `stop()`. */
   CLOSED: "ERR_X_RMQ_STORAGE_CLOSED",
   /** The broker could not be reached within `connectTimeoutMs`. */
@@ -24,7 +24,9 @@ export const ErrorCode = {
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Every error thrown by `@x/rmq-storage`: an `XError` whose `code` is one of {@link ErrorCode}. */
-export class RmqStorageError extends XError {}
+export class RmqStorageError extends XError {
+  override name = "RmqStorageError";
+}
 
 /** `ERR_X_RMQ_STORAGE_BAD_INPUT` naming the method and the offending value. */
 export function badInput(method: string, what: string, ...value: [unknown?]): RmqStorageError {

@@ -1,7 +1,7 @@
 import { loggerOption } from "@x/core";
 import { z } from "zod";
 
-/** A whole number of `unit` (milliseconds, KiB, pages…) ≥ `min`. */
+/** A whole number of `unit` (milliseconds, bytes, pages…) ≥ `min`. */
 export const intAtLeast = (unit: string, min: number) =>
   z
     .number({ error: `a number of ${unit}` })
@@ -22,7 +22,7 @@ export const brokerOptions = {
     .string({ error: "an amqp:// or amqps:// URL" })
     .regex(/^amqps?:\/\/./, { error: "an amqp:// or amqps:// URL" }),
   connectTimeoutMs: intIn("number of milliseconds", 1, 3_600_000).default(30_000),
-  heartbeat: intIn("number of seconds", 0, 3_600).default(10),
+  heartbeatMs: intIn("number of milliseconds", 0, 3_600_000).default(10_000),
   prefix: z
     .string({ error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })
     .regex(/^[\w.:-]*$/, { error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })

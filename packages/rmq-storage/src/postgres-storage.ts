@@ -22,9 +22,9 @@ import {
 export interface PostgresStorageOptions {
   /** The schema holding the tables, created if missing; `^[a-z_][a-z0-9_]{0,62}$`. Default `"public"`. */
   schema?: string;
-  /** Connections in the pool. Default 10. */
+  /** Connections in the pool; an integer ≥ 1. Default 10. */
   poolSize?: number;
-  /** How long to wait for a connection, in ms. Default 10 000. */
+  /** How long to wait for a connection, in ms; an integer ≥ 1. Default 10 000. */
   connectTimeoutMs?: number;
   /** Where write failures are logged. Default: silent. */
   logger?: Logger;
@@ -76,7 +76,7 @@ const idList = "(SELECT decode(x, 'hex') FROM unnest($1::text[]) x)";
  * @param url - a `postgres://` connection string
  * @param options - see {@link PostgresStorageOptions}
  * @throws `ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE` without `pg` (`…_DRIVER_VERSION` for an unsupported one),
- *   `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the server
+ *   `ERR_X_RMQ_STORAGE_INVALID_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the server
  *   cannot be reached or the schema cannot be created
  */
 export function openPostgresStorage(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
@@ -105,10 +105,10 @@ export class PostgresStorage extends BaseStorage {
 
   /** The implementation of {@link openPostgresStorage}, which is how to open one. */
   static async open(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
-    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
       throw new RmqStorageError(
-        ErrorCode.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
       );
     const { Pool } = loadPostgresDriver();

@@ -18,7 +18,7 @@ export interface ChildOptions {
   batchSize: number;
   prefetch: number;
   connectTimeoutMs: number;
-  heartbeat: number;
+  heartbeatMs: number;
   prefix: string;
   ranges: string[];
 }

@@ -8,13 +8,13 @@ import { decodeRequest, encodeReply } from "./wire.js";
 
 /** The server's events, for metrics. */
 export interface ServerEvents {
-  /** A batch was committed, replied to and acknowledged; `ms` is the storage call's duration. */
-  batch: [{ queue: string; messages: number; items: number; ms: number }];
+  /** A batch was committed, replied to and acknowledged; `durationMs` is the storage call's duration, in ms. */
+  batch: [{ queue: string; messages: number; items: number; durationMs: number }];
   /** A batch could not be written; its messages are requeued after a backoff. `attempt` counts from 1. */
   "storage-error": [{ queue: string; error: unknown; attempt: number }];
   /** An invalid request was rejected to the dead-letter queue. */
   "dead-letter": [{ queue: string; reason: string }];
-  /** The broker connection was lost; the next attempt starts after `delayMs`. */
+  /** The broker connection was lost; the next attempt starts after `delayMs` ms. */
   reconnect: [{ attempt: number; delayMs: number }];
 }
 
@@ -37,7 +37,7 @@ interface Delivery {
   replyTo: string;
 }
 
-/** The storage-failure backoff of the spec: 100 ms, ×2, at most 10 s, ±20 %. */
+/** The backoff before a failed batch is requeued: 100 ms, ×2, at most 10 s, ±20 %. */
 const storageBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 10_000, jitter: 0.2 });
 
 /**
@@ -164,7 +164,7 @@ export class QueueWorker {
         queue: this.#queue,
         messages: batch.length,
         items,
-        ms: performance.now() - started,
+        durationMs: performance.now() - started,
       });
       return;
     }

@@ -27,13 +27,20 @@ export interface RmqStorageServerOptions {
   batchSize?: number;
   /** Unacknowledged messages the server holds per queue. Integer 1…65 535. Default 100. */
   prefetch?: number;
-  /** Node processes serving the 16 ranges (contiguous groups); more than 1 needs a string `storage`. Default 1. */
+  /** Node processes serving the 16 ranges (contiguous groups); an integer 1…16, more than 1 needs a string `storage`. Default 1. */
   processes?: number;
-  /** How long to try to reach the broker at start, in ms. Default 30 000. */
+  /** How long to try to reach the broker at start, in ms; an integer 1…3 600 000. Default 30 000. */
   connectTimeoutMs?: number;
-  /** AMQP heartbeat, in seconds (0 disables it). Default 10. */
-  heartbeat?: number;
-  /** A prefix for every exchange and queue name, to run several independent topologies on one broker. Default `""` (the spec's names). */
+  /**
+   * AMQP heartbeat interval, in ms; an integer 0…3 600 000, rounded up to whole seconds (AMQP negotiates
+   * heartbeats in seconds), 0 disables heartbeats. A `heartbeat` query parameter of `url` (in seconds, as in
+   * swh-provenance) takes precedence. Default 10 000.
+   */
+  heartbeatMs?: number;
+  /**
+   * A prefix for every exchange and queue name, to run several independent topologies on one broker.
+   * Default `""`: the names of swh-provenance (see the README's "Routing table").
+   */
   prefix?: string;
   /** The ranges (first hex digits) this server serves. Default all 16. */
   ranges?: string[];
@@ -100,11 +107,11 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
    * Validates the options, opens the storage, connects, declares the topology and registers a consumer on
    * every worker queue of its ranges; resolves once all of that is done.
    *
-   * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` (before anything else), `ERR_X_RMQ_STORAGE_BACKEND`,
+   * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` (before anything else), `ERR_X_RMQ_STORAGE_BACKEND`,
    *   `ERR_X_RMQ_STORAGE_CONNECT`, `ERR_X_RMQ_STORAGE_TOPOLOGY`
    */
   static async start(options: RmqStorageServerOptions): Promise<RmqStorageServer> {
-    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     const server = new RmqStorageServer(parsed);
     if (parsed.processes > 1) {
       server.#group = await startProcessGroup(
@@ -147,8 +154,13 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   }
 
   async #connect(timeoutMs: number): Promise<void> {
-    const { url, heartbeat, prefetch, logger } = this.#options;
-    const connection = await connectBroker({ url, heartbeat, timeoutMs, signal: this.#reconnecting.signal });
+    const { url, heartbeatMs, prefetch, logger } = this.#options;
+    const connection = await connectBroker({
+      url,
+      heartbeatMs,
+      timeoutMs,
+      signal: this.#reconnecting.signal,
+    });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
       const queues = workerQueues.filter((spec) => this.#options.ranges.includes(spec.range));

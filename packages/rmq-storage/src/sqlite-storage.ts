@@ -23,11 +23,17 @@ import {
 export interface SqliteStorageOptions {
   /** `PRAGMA synchronous`: `"normal"` survives a crash of the process, `"full"` a power loss too. Default `"normal"`. */
   synchronous?: "normal" | "full";
-  /** How long a write waits for another process's lock, in ms. Default 5 000. */
+  /** How long a write waits for another process's lock, in ms; an integer ≥ 0. Default 5 000. */
   busyTimeoutMs?: number;
-  /** The page cache of the connection, in KiB. Default 65 536 (64 MiB). */
-  cacheSizeKiB?: number;
-  /** WAL pages after which a commit checkpoints the WAL into the database (`PRAGMA wal_autocheckpoint`). Default 10 000 (about 40 MB). */
+  /**
+   * The page cache of each connection (`PRAGMA cache_size`), in bytes; an integer ≥ 65 536, rounded down to
+   * whole KiB. Default 67 108 864 (64 MiB).
+   */
+  cacheSizeBytes?: number;
+  /**
+   * WAL pages after which a commit checkpoints the WAL into the database (`PRAGMA wal_autocheckpoint`); an
+   * integer ≥ 0, 0 turns automatic checkpoints off. Default 10 000 (about 40 MB with 4 KiB pages).
+   */
   walAutocheckpoint?: number;
   /** Where write failures are logged. Default: silent. */
   logger?: Logger;
@@ -36,7 +42,7 @@ export interface SqliteStorageOptions {
 const optionsSchema = z.strictObject({
   synchronous: z.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
   busyTimeoutMs: intAtLeast("milliseconds", 0).default(5_000),
-  cacheSizeKiB: intAtLeast("KiB", 64).default(65_536),
+  cacheSizeBytes: intAtLeast("bytes", 65_536).default(64 * 1024 * 1024),
   walAutocheckpoint: intAtLeast("pages", 0).default(10_000),
   logger: loggerOption,
 });
@@ -77,7 +83,7 @@ type Row = Record<string, unknown>;
  * @param path - the database file, or `":memory:"`
  * @param options - see {@link SqliteStorageOptions}
  * @throws `ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE` without `better-sqlite3` (`…_DRIVER_VERSION` for an unsupported
- *   one), `ERR_X_RMQ_STORAGE_BAD_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the file cannot
+ *   one), `ERR_X_RMQ_STORAGE_INVALID_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the file cannot
  *   be opened or created
  */
 export function openSqliteStorage(path: string, options?: SqliteStorageOptions): Promise<SqliteStorage> {
@@ -96,10 +102,10 @@ export class SqliteStorage extends BaseStorage {
 
   /** The implementation of {@link openSqliteStorage}, which is how to open one. */
   static async open(path: string, options?: SqliteStorageOptions): Promise<SqliteStorage> {
-    const parsed = parseOptions(optionsSchema, options, ErrorCode.BAD_OPTION, RmqStorageError);
+    const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     if (typeof path !== "string" || path === "")
       throw new RmqStorageError(
-        ErrorCode.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option path: ${JSON.stringify(path)} (expected a file path or ":memory:")`,
       );
     const Driver = loadSqliteDriver();
@@ -108,7 +114,9 @@ export class SqliteStorage extends BaseStorage {
       db = new Driver(path, { timeout: parsed.busyTimeoutMs });
       if (path !== ":memory:") db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);
-      db.pragma(`cache_size = -${parsed.cacheSizeKiB}`);
+      // A negative cache_size is in KiB.
+      const cacheSize = `cache_size = -${Math.floor(parsed.cacheSizeBytes / 1024)}`;
+      db.pragma(cacheSize);
       db.pragma(`wal_autocheckpoint = ${parsed.walAutocheckpoint}`);
       db.defaultSafeIntegers(true);
       const database = db;
@@ -121,7 +129,7 @@ export class SqliteStorage extends BaseStorage {
               busyTimeoutMs: parsed.busyTimeoutMs,
               pragmas: [
                 `synchronous = ${parsed.synchronous.toUpperCase()}`,
-                `cache_size = -${parsed.cacheSizeKiB}`,
+                cacheSize,
                 `wal_autocheckpoint = ${parsed.walAutocheckpoint}`,
               ],
             });

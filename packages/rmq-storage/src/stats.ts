@@ -32,7 +32,7 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
   const names = [...queues, ...deadQueues];
   const connection = await connectBroker({
     url: options.url,
-    heartbeat: 0,
+    heartbeatMs: 0,
     timeoutMs: options.connectTimeoutMs ?? 5_000,
   });
   try {

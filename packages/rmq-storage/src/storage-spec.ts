@@ -13,7 +13,7 @@ export function isStorageSpec(spec: string): boolean {
  * Opens the storage a string names: `sqlite:PATH` (a file, or `sqlite::memory:`), or a PostgreSQL URL whose
  * optional `schema` query parameter selects the schema (default `public`).
  *
- * @throws `ERR_X_RMQ_STORAGE_BAD_OPTION` for an unsupported string, `ERR_X_RMQ_STORAGE_BACKEND` when it
+ * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for an unsupported string, `ERR_X_RMQ_STORAGE_BACKEND` when it
  *   cannot be opened
  */
 export async function openStorage(spec: string, logger?: Logger): Promise<ProvenanceStorage> {
@@ -29,7 +29,7 @@ export async function openStorage(spec: string, logger?: Logger): Promise<Proven
     });
   }
   throw new RmqStorageError(
-    ErrorCode.BAD_OPTION,
+    ErrorCode.INVALID_OPTION,
     `invalid option storage: ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)`,
   );
 }

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL, requireService } from "../../../test-support/services.js";
 import { openSqliteStorage, RmqStorageServer } from "../src/index.js";
-import { sandbox } from "./stack.js";
+import { sandbox, spawnServer } from "./stack.js";
 
 const box = sandbox("cli");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
@@ -45,6 +46,30 @@ describe("x-rmq-storage", () => {
     expect([unknown.code, noAmqp.code, noStorage.code, badFlag.code]).toEqual([64, 64, 64, 64]);
     expect(noStorage.stderr).toContain("--storage");
     expect(badStorage.code).toBe(78);
+  }, 60_000);
+
+  it("serve --heartbeat takes a duration in seconds or with a suffix, at most 1h; anything else exits 64", async () => {
+    const [word, negative, tooLong] = await Promise.all(
+      ["soon", "-1", "2h"].map((value) =>
+        run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--heartbeat", value]),
+      ),
+    );
+    expect([word?.code, negative?.code, tooLong?.code]).toEqual([64, 64, 64]);
+    expect(word?.stderr).toContain("--heartbeat");
+    expect(tooLong?.stderr).toContain("--heartbeat");
+    const server = await spawnServer([
+      "--amqp",
+      AMQP_URL,
+      "--storage",
+      `sqlite:${box.file()}`,
+      "--prefix",
+      box.prefix(),
+      "--heartbeat",
+      "1.5m",
+    ]);
+    server.child.kill("SIGTERM");
+    const [code] = await once(server.child, "exit");
+    expect(code).toBe(0);
   }, 60_000);
 
   it("stats: one JSON line per worker and dead-letter queue, with ready, unacked and consumers", async () => {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AMQP_URL, requireService } from "../../../test-support/services.js";
 import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
 import { waitFor } from "../../../test-support/wait-for.js";
-import { declareTopology, topology } from "../src/amqp.js";
+import { connectBroker, declareTopology, topology } from "../src/amqp.js";
 import {
   EntityType,
   openSqliteStorage,
@@ -89,7 +89,7 @@ async function realStack(
     ...(options.batchSize ? { batchSize: options.batchSize } : {}),
   });
   const local = await reader(file);
-  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 30 });
+  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 30_000 });
   return {
     file,
     prefix,
@@ -105,13 +105,17 @@ async function realStack(
 }
 
 describe("options", () => {
-  it("client: a bad option rejects with ERR_X_RMQ_STORAGE_BAD_OPTION naming it, before any connection", async () => {
+  it("client: a bad option rejects with ERR_X_RMQ_STORAGE_INVALID_OPTION naming it, before any connection", async () => {
     const storage = await openSqliteStorage(":memory:");
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ storage: { contentAdd() {} } }, "storage"],
-      [{ storage, waitMin: 5, waitMinMs: 5_000 }, "waitMinMs"],
-      [{ storage, waitPerBatch: 5, waitPerBatchMs: 5_000 }, "waitPerBatchMs"],
-      [{ storage, waitMin: 0 }, "waitMin"],
+      [{ storage, waitMinMs: 0 }, "waitMinMs"],
+      [{ storage, waitPerBatchMs: -1 }, "waitPerBatchMs"],
+      [{ storage, waitMin: 5 }, "waitMin"],
+      [{ storage, waitPerBatch: 5 }, "waitPerBatch"],
+      [{ storage, heartbeat: 10 }, "heartbeat"],
+      [{ storage, heartbeatMs: 1.5 }, "heartbeatMs"],
+      [{ storage, heartbeatMs: 3_600_001 }, "heartbeatMs"],
       [{ storage, batchSize: 0 }, "batchSize"],
       [{ storage, batchSize: 100_001 }, "batchSize"],
       [{ storage, url: "http://example.org" }, "url"],
@@ -122,11 +126,24 @@ describe("options", () => {
       const error = await RmqStorageClient.connect({ url: unreachable, ...options } as never).catch(
         (e: unknown) => e,
       );
-      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION"), `${name}: ${String(error)}`).toBe(true);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION"), `${name}: ${String(error)}`).toBe(true);
       expect((error as Error).message).toContain(name);
       expect(Date.now() - started).toBeLessThan(500);
     }
     await storage.close();
+  });
+
+  it("heartbeatMs is negotiated in whole seconds, rounded up; 0 disables heartbeats", async () => {
+    for (const [heartbeatMs, seconds] of [
+      [1_500, 2],
+      [10_000, 10],
+      [0, 0],
+    ] as const) {
+      const connection = await connectBroker({ url: AMQP_URL, heartbeatMs, timeoutMs: 5_000 });
+      const negotiated = (connection.connection as unknown as { heartbeat: number }).heartbeat;
+      await connection.close();
+      expect(negotiated, `heartbeatMs ${heartbeatMs}`).toBe(seconds);
+    }
   });
 
   it("client: no broker within connectTimeoutMs rejects with ERR_X_RMQ_STORAGE_CONNECT", async () => {
@@ -149,6 +166,8 @@ describe("options", () => {
       [{ storage, batchSize: 100_001 }, "batchSize"],
       [{ storage, prefetch: 0 }, "prefetch"],
       [{ storage, prefetch: 65_536 }, "prefetch"],
+      [{ storage, heartbeat: 10 }, "heartbeat"],
+      [{ storage, heartbeatMs: -1 }, "heartbeatMs"],
       [{ storage, processes: 2 }, "processes"],
       [{ storage: "mysql://db" }, "storage"],
       [{ storage, url: "amqp:" }, "url"],
@@ -157,7 +176,7 @@ describe("options", () => {
       const error = await RmqStorageServer.start({ url: unreachable, ...options } as never).catch(
         (e: unknown) => e,
       );
-      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION"), `${name}: ${String(error)}`).toBe(true);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION"), `${name}: ${String(error)}`).toBe(true);
       expect((error as Error).message).toContain(name);
     }
     expect(opened).toBe(0);
@@ -313,7 +332,7 @@ describe("client", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
     expect(timeouts).toEqual([{ method: "contentAdd", acknowledged: 0, expected: 2 }]);
     fake.received.length = 0;
-    const slow = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, waitMin: 60 });
+    const slow = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, waitMinMs: 60_000 });
     const call = slow.contentAdd(new Map([[idIn("e"), 1n]]));
     await waitFor(() => fake.received.length === 1, 5_000, "the message");
     const m = fake.received[0] as ConsumeMessage;
@@ -405,7 +424,9 @@ describe("server", () => {
     });
     batches.length = 0;
     expect(await big.contentAdd(new Map(Array.from({ length: 600 }, () => [idIn("6"), 1n])))).toBe(true);
-    expect(batches).toEqual([expect.objectContaining({ messages: 1, items: 600 })]);
+    expect(batches).toEqual([
+      expect.objectContaining({ messages: 1, items: 600, durationMs: expect.any(Number) }),
+    ]);
     await big.close();
     await stack.close();
   });
@@ -493,7 +514,12 @@ describe("server", () => {
       processes: 2,
     });
     const local = await reader(file);
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 30 });
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: local,
+      prefix,
+      waitMinMs: 30_000,
+    });
     const fixture = generateFixture({ seed: 21 });
     for (const call of fixture.calls) expect(await apply(client, call)).toBe(true);
     expect((await queueDepth(`${prefix}content_add.unknown.0`))?.consumers).toBe(1);

@@ -93,7 +93,7 @@ describe("openPostgresStorage", () => {
       [{ poolSize: 0 }, "poolSize"],
     ] as const) {
       const error = await openPostgresStorage(PG_URL, options).catch((e: unknown) => e);
-      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION")).toBe(true);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION")).toBe(true);
       expect((error as Error).message).toContain(name);
     }
     const error = await openPostgresStorage("postgres://postgres@127.0.0.1:1/postgres", {

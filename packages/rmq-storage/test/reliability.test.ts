@@ -29,7 +29,12 @@ describe("reliability: after each failure, the stored data equals direct writes 
     ];
     const first = await spawnServer(args);
     const local = await reader(file);
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: local,
+      prefix,
+      waitMinMs: 60_000,
+    });
     const big = bigContentCall(30_000);
     const fixture = generateFixture({ seed: 11 });
     let settled = false;
@@ -69,7 +74,12 @@ describe("reliability: after each failure, the stored data equals direct writes 
       prefix,
     });
     const local = await reader(file);
-    const client = await RmqStorageClient.connect({ url: proxy.url, storage: local, prefix, waitMin: 60 });
+    const client = await RmqStorageClient.connect({
+      url: proxy.url,
+      storage: local,
+      prefix,
+      waitMinMs: 60_000,
+    });
     const reconnects = { server: 0, client: 0 };
     server.on("reconnect", () => reconnects.server++);
     client.on("reconnect", () => reconnects.client++);
@@ -145,7 +155,12 @@ describe("reliability: after each failure, the stored data equals direct writes 
     );
     // The worker keeps serving, and nothing of the bad messages was stored.
     const local = await reader(file);
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 30 });
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: local,
+      prefix,
+      waitMinMs: 30_000,
+    });
     const fixture = generateFixture({ seed: 13 });
     for (const call of fixture.calls) expect(await apply(client, call)).toBe(true);
     await client.close();
@@ -164,7 +179,12 @@ describe("reliability: after each failure, the stored data equals direct writes 
     b.on("batch", () => batches.b++);
     expect((await queueDepth(`${prefix}content_add.unknown.0`))?.consumers).toBe(2);
     const local = await reader(file);
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
+    const client = await RmqStorageClient.connect({
+      url: AMQP_URL,
+      storage: local,
+      prefix,
+      waitMinMs: 60_000,
+    });
     const big = bigContentCall(20_000);
     const fixture = generateFixture({ seed: 14 });
     const pending = apply(client, big);
@@ -189,8 +209,8 @@ describe("reliability: after each failure, the stored data equals direct writes 
       prefix,
     });
     const local = await reader(file);
-    const one = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
-    const two = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 60 });
+    const one = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 60_000 });
+    const two = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 60_000 });
     const fixture = generateFixture({ seed: 15 });
     const firstContents = fixture.calls.find((c) => c[0] === "contentAdd");
     if (firstContents?.[0] !== "contentAdd") throw new Error("the fixture has no contentAdd");

@@ -39,7 +39,7 @@ async function stack(open: () => Promise<ProvenanceStorage>) {
   prefixes.push(prefix);
   const server = await RmqStorageServer.start({ url: AMQP_URL, storage: open, prefix });
   const local = await open();
-  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMin: 20 });
+  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 20_000 });
   return {
     client,
     close: async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XError } from "@x/core";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { openSqliteStorage } from "../src/index.js";
 import { randomId } from "./fixture.js";
 import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";
@@ -39,17 +39,34 @@ describe("openSqliteStorage", () => {
     db.close();
   });
 
+  it("sets the page cache from cacheSizeBytes, in whole KiB (default 64 MiB)", async () => {
+    const pragma = vi.spyOn(Database.prototype, "pragma");
+    try {
+      for (const [options, expected] of [
+        [{}, "cache_size = -65536"],
+        [{ cacheSizeBytes: 1_048_576 + 1_023 }, "cache_size = -1024"],
+      ] as const) {
+        pragma.mockClear();
+        await (await openSqliteStorage(":memory:", options)).close();
+        expect(pragma.mock.calls.map(([source]) => source)).toContain(expected);
+      }
+    } finally {
+      pragma.mockRestore();
+    }
+  });
+
   it("rejects bad options naming them, and unopenable files with ERR_X_RMQ_STORAGE_BACKEND", async () => {
     for (const [options, name] of [
       [{ synchronous: "off" }, "synchronous"],
       [{ busyTimeoutMs: -1 }, "busyTimeoutMs"],
-      [{ cacheSizeKiB: 1 }, "cacheSizeKiB"],
+      [{ cacheSizeBytes: 65_535 }, "cacheSizeBytes"],
+      [{ cacheSizeKiB: 65_536 }, "cacheSizeKiB"],
       [{ walAutocheckpoint: 1.5 }, "walAutocheckpoint"],
       [{ logger: {} }, "logger"],
       [{ nope: 1 }, "nope"],
     ] as const) {
       const error = await openSqliteStorage(":memory:", options as never).catch((e: unknown) => e);
-      expect(XError.is(error, "ERR_X_RMQ_STORAGE_BAD_OPTION")).toBe(true);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION")).toBe(true);
       expect((error as Error).message).toContain(name);
     }
     const error = await openSqliteStorage(join(dir, "missing", "dir", "x.sqlite")).catch((e: unknown) => e);

@@ -29,7 +29,7 @@ const badInput = async (promise: Promise<unknown>, message?: RegExp) => {
 };
 
 /**
- * The storage test suite: every rule of the spec's Behaviour section, on any `ProvenanceStorage` (the two
+ * The storage test suite: every merge and read rule of the README, on any `ProvenanceStorage` (the two
  * backends directly, and a client writing through RabbitMQ). Ids are random per test, so the target may
  * be shared by every test of the suite.
  */
