@@ -66,15 +66,15 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
 }
 
 /** Write completion → lookForWork call, `count` isolated writes, with an agent in the given mode. */
-async function latency(count: number, options: { notices: boolean; pollingSeconds: number }) {
+async function latency(count: number, options: { notices: boolean; pollingMs: number }) {
   const { fake, catalog, cleanup } = await startFake();
   const deadBroker = "127.0.0.1:1";
   const agent = catalog(options.notices ? amqpUrl : deadBroker);
   const controller = new AbortController();
   const calls: number[] = [];
   const done = agent.blockingPoll(() => void calls.push(performance.now()), {
-    coalesceSeconds: 0.1,
-    pollingSeconds: options.pollingSeconds,
+    coalesceMs: 100,
+    pollingMs: options.pollingMs,
     signal: controller.signal,
   });
   await waitUntil(() => calls.length === 1, 10_000);
@@ -82,9 +82,9 @@ async function latency(count: number, options: { notices: boolean; pollingSecond
   for (let i = 0; i < count; i++) {
     const before = calls.length;
     // Isolated writes, after the previous wake has settled, at a random phase of the polling period.
-    await sleep(options.notices ? 20 + Math.random() * 30 : Math.random() * options.pollingSeconds * 1000);
+    await sleep(options.notices ? 20 + Math.random() * 30 : Math.random() * options.pollingMs);
     const wroteAt = await write(fake);
-    await waitUntil(() => calls.length > before, 10_000 + options.pollingSeconds * 2_000);
+    await waitUntil(() => calls.length > before, 10_000 + options.pollingMs * 2);
     latencies.push((calls[before] as number) - wroteAt);
     if (options.notices) await sleep(30);
   }
@@ -119,11 +119,11 @@ async function rawNoticeLatency(count: number) {
 async function latencyFigures() {
   const writes = 200;
   const raw = await rawNoticeLatency(writes);
-  const notices = await latency(writes, { notices: true, pollingSeconds: 600 });
+  const notices = await latency(writes, { notices: true, pollingMs: 600_000 });
   emit({
     bench: "polling-catalog.latency-notices",
     writes,
-    coalesceSeconds: 0.1,
+    coalesceMs: 100,
     p50Ms: round(percentile(notices, 50)),
     p99Ms: round(percentile(notices, 99)),
     maxMs: round(Math.max(...notices)),
@@ -136,11 +136,11 @@ async function latencyFigures() {
     ratioP50: round(percentile(notices, 50) / percentile(raw, 50)),
   });
   const pollingWrites = 30;
-  const polling = await latency(pollingWrites, { notices: false, pollingSeconds: 1 });
+  const polling = await latency(pollingWrites, { notices: false, pollingMs: 1_000 });
   emit({
     bench: "polling-catalog.latency-polling-only",
     writes: pollingWrites,
-    pollingSeconds: 1,
+    pollingMs: 1_000,
     p50Ms: round(percentile(polling, 50)),
     p99Ms: round(percentile(polling, 99)),
     maxMs: round(Math.max(...polling)),
@@ -151,7 +151,7 @@ async function latencyFigures() {
 }
 
 /** An idle agent threading its idle ETag: requests and bytes per polling period at the fake. */
-async function idleRun(caching: boolean, pollingSeconds: number, periods: number) {
+async function idleRun(caching: boolean, pollingMs: number, periods: number) {
   const { fake, cleanup } = await startFake([{ id: 0, state: "done" }]);
   const agent = new PollingErmrestCatalog({
     scheme: "http",
@@ -174,13 +174,13 @@ async function idleRun(caching: boolean, pollingSeconds: number, periods: number
   };
   const controller = new AbortController();
   const done = agent.blockingPoll(lookForWork, {
-    pollingSeconds,
-    coalesceSeconds: 0,
+    pollingMs,
+    coalesceMs: 0,
     signal: controller.signal,
   });
   await waitUntil(() => fake.requests.length === 1, 10_000);
   const from = fake.requests.length;
-  await sleep(pollingSeconds * 1000 * periods + pollingSeconds * 500);
+  await sleep(pollingMs * periods + pollingMs / 2);
   const seen = fake.requests.slice(from);
   controller.abort();
   await done;
@@ -189,13 +189,13 @@ async function idleRun(caching: boolean, pollingSeconds: number, periods: number
 }
 
 async function idleFigure() {
-  const pollingSeconds = 0.5;
+  const pollingMs = 500;
   const periods = 10;
-  const threaded = await idleRun(true, pollingSeconds, periods);
-  const uncached = await idleRun(false, pollingSeconds, periods);
+  const threaded = await idleRun(true, pollingMs, periods);
+  const uncached = await idleRun(false, pollingMs, periods);
   emit({
     bench: "polling-catalog.idle-cost",
-    pollingSeconds,
+    pollingMs,
     periods,
     requestsPerPeriod: round(threaded.seen.length / periods, 2),
     statuses: [...new Set(threaded.seen.map((r) => `${r.method} ${r.status}`))],
@@ -238,7 +238,7 @@ async function claimRun(rowsCount: number, agents: number, limit: number) {
         throw error;
       }
     };
-    return agent.blockingPoll(lookForWork, { coalesceSeconds: 0.1, signal: controller.signal });
+    return agent.blockingPoll(lookForWork, { coalesceMs: 100, signal: controller.signal });
   });
   await waitUntil(() => claimed.size === rowsCount, 600_000);
   const seconds = (performance.now() - started) / 1000;

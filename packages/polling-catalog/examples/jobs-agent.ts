@@ -54,7 +54,7 @@ function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Ma
     }
     return result.batch.length > 0;
   };
-  return catalog.blockingPoll(lookForWork, { pollingSeconds: 1, coalesceSeconds: 0.05, signal });
+  return catalog.blockingPoll(lookForWork, { pollingMs: 1_000, coalesceMs: 50, signal });
 }
 
 const { fake, notices } = await startCatalog();

@@ -19,9 +19,9 @@ describe("amqpUrlFor", () => {
     expect(amqpUrlFor("amqp://broker?heartbeat=5", "x")).toBe("amqp://broker?heartbeat=5");
   });
 
-  it.each(["http://broker", "amqp://"])("rejects %s with ERR_X_POLLING_CATALOG_BAD_OPTION", (value) => {
+  it.each(["http://broker", "amqp://"])("rejects %s with ERR_X_POLLING_CATALOG_INVALID_OPTION", (value) => {
     expect(() => new PollingErmrestCatalog({ server: "h", catalogId: 1, amqpServer: value })).toThrow(
-      expect.objectContaining({ code: "ERR_X_POLLING_CATALOG_BAD_OPTION" }),
+      expect.objectContaining({ code: "ERR_X_POLLING_CATALOG_INVALID_OPTION" }),
     );
   });
 
@@ -33,7 +33,7 @@ describe("amqpUrlFor", () => {
       } catch (e) {
         error = e;
       }
-      expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+      expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     }
   });
 });

@@ -1,4 +1,4 @@
-import { ErrorCodes, PollingCatalogError } from "./errors.js";
+import { ErrorCode, PollingCatalogError } from "./errors.js";
 
 /** The AMQP heartbeat, in seconds, unless the URL sets `heartbeat`. */
 const defaultHeartbeatSeconds = 60;
@@ -33,7 +33,7 @@ function hostWithoutPort(server: string): string {
 
 function badAmqpServer(value: string | undefined, cause?: unknown): PollingCatalogError {
   return new PollingCatalogError(
-    ErrorCodes.BAD_OPTION,
+    ErrorCode.INVALID_OPTION,
     `invalid option amqpServer: ${JSON.stringify(value)} (expected a host, host:port or an amqp:// or amqps:// URL)`,
     cause === undefined ? undefined : { cause },
   );

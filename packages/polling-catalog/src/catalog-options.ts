@@ -1,15 +1,15 @@
 import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
-import { ErrorCodes, PollingCatalogError } from "./errors.js";
+import { ErrorCode, PollingCatalogError } from "./errors.js";
 
 /** The `fetch` the binding calls, once per HTTP attempt. */
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
 
 /** Secrets sent with every request. They never appear in logs, events or errors. */
 export interface Credentials {
-  /** Sent verbatim as the `Cookie` header, e.g. `"webauthn=abc"`. */
+  /** Sent verbatim as the `Cookie` header, e.g. `"webauthn=abc"`. Default none. */
   cookie?: string;
-  /** Sent as `Authorization: Bearer <token>`. */
+  /** Sent as `Authorization: Bearer <token>`. Default none. */
   bearerToken?: string;
 }
 
@@ -58,7 +58,7 @@ const catalogOptionsSchema = z
 export type ParsedCatalogOptions = z.output<typeof catalogOptionsSchema>;
 
 /**
- * Validates catalog options; throws a {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_OPTION` naming
+ * Validates catalog options; throws a {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_INVALID_OPTION` naming
  * the option and its value.
  */
 export function parseCatalogOptions(input: unknown): ParsedCatalogOptions {
@@ -66,12 +66,12 @@ export function parseCatalogOptions(input: unknown): ParsedCatalogOptions {
   if (credentials !== undefined && !credentialsSchema.safeParse(credentials).success) {
     // Never echo a credential, even a malformed one.
     throw optionError(
-      ErrorCodes.BAD_OPTION,
+      ErrorCode.INVALID_OPTION,
       "credentials",
       "[redacted]",
       "an object with string cookie and/or bearerToken",
       PollingCatalogError,
     );
   }
-  return parseOptions(catalogOptionsSchema, input, ErrorCodes.BAD_OPTION, PollingCatalogError);
+  return parseOptions(catalogOptionsSchema, input, ErrorCode.INVALID_OPTION, PollingCatalogError);
 }

@@ -51,7 +51,7 @@ describe("construction", () => {
     ["catalogId", { catalogId: 1.5 }],
     ["fetch", { fetch: "nope" }],
     ["caching", { caching: "yes" }],
-  ])("rejects a bad %s with ERR_X_POLLING_CATALOG_BAD_OPTION naming it and its value", (option, bad) => {
+  ])("rejects a bad %s with ERR_X_POLLING_CATALOG_INVALID_OPTION naming it and its value", (option, bad) => {
     const options = { server: "example.org", catalogId: 1, ...bad } as unknown as ErmrestCatalogOptions;
     const error = (() => {
       try {
@@ -60,7 +60,7 @@ describe("construction", () => {
         return e;
       }
     })();
-    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     expect((error as Error).message).toContain(`invalid option ${option}: `);
     const value = (bad as Record<string, unknown>)[option];
     expect((error as Error).message).toContain(JSON.stringify(value) ?? String(value));
@@ -74,7 +74,7 @@ describe("construction", () => {
         return e as Error;
       }
     })();
-    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     expect(error?.message).toContain("credentials");
     expect(error?.message).not.toContain("12345678");
   });
@@ -147,7 +147,7 @@ describe("requests", () => {
       () => catalog.post("/entity/S:Job", {} as never),
     ]) {
       const error = await call().catch((e: unknown) => e);
-      expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+      expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     }
     expect(calls).toHaveLength(0);
   });

@@ -8,7 +8,7 @@ import {
   type ParsedCatalogOptions,
   parseCatalogOptions,
 } from "./catalog-options.js";
-import { ErrorCodes, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
+import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, maxTries, retryDelayMs } from "./retry.js";
@@ -20,21 +20,27 @@ export type HeadersInput = Record<string, string> | Headers | Array<[string, str
 export interface GetOptions {
   /** Reject with {@link NotModified} on a 304 instead of resolving with the cached entry. Default `false`. */
   raiseNotModified?: boolean;
-  /** Extra request headers, merged last and case-insensitively: they replace the binding's own. */
+  /** Extra request headers, merged last and case-insensitively: they replace the binding's own. Default none. */
   headers?: HeadersInput;
-  /** Aborting it abandons the request and its retries; the call rejects with `signal.reason`. */
+  /** Aborting it abandons the request and its retries; the call rejects with `signal.reason`. Default none. */
   signal?: AbortSignal;
 }
 
 /** Options of {@link ErmrestCatalog.put}. */
 export interface PutOptions {
-  /** The body, any JSON value (`[]` included), sent as `application/json`. */
+  /** The body, any JSON value (`[]` included), sent as `application/json`. Required. */
   json: unknown;
-  /** A response whose non-null `etag` is sent as `If-Match`, so the write fails with 412 if the catalog changed since. */
+  /**
+   * A response whose non-null `etag` is sent as `If-Match`, so the write fails with 412 if the catalog changed
+   * since. Default none: the write is not guarded.
+   */
   guardResponse?: CatalogResponse;
-  /** Extra request headers, merged last and case-insensitively. A caller's `If-Match` wins over the guard. */
+  /**
+   * Extra request headers, merged last and case-insensitively. A caller's `If-Match` wins over the guard.
+   * Default none.
+   */
   headers?: HeadersInput;
-  /** Aborting it abandons the request and its retries. */
+  /** Aborting it abandons the request and its retries. Default none. */
   signal?: AbortSignal;
 }
 
@@ -88,7 +94,7 @@ export class ErmrestCatalog<
 
   /**
    * @param options - see {@link ErmrestCatalogOptions}; validated at once, a bad one throws
-   *   `ERR_X_POLLING_CATALOG_BAD_OPTION`
+   *   `ERR_X_POLLING_CATALOG_INVALID_OPTION`
    */
   constructor(options: ErmrestCatalogOptions) {
     super();
@@ -171,7 +177,7 @@ export class ErmrestCatalog<
     const url = this.#url(spec.path);
     if (spec.hasBody && spec.json === undefined) {
       throw new PollingCatalogError(
-        ErrorCodes.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option json: undefined (expected a JSON value to send as the ${spec.method} body)`,
       );
     }
@@ -183,7 +189,7 @@ export class ErmrestCatalog<
   #url(path: string): string {
     if (typeof path !== "string" || !path.startsWith("/")) {
       throw new PollingCatalogError(
-        ErrorCodes.BAD_PATH,
+        ErrorCode.BAD_PATH,
         `invalid path ${JSON.stringify(String(path))}: expected a non-empty string starting with "/"`,
       );
     }

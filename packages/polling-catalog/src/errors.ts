@@ -1,10 +1,13 @@
 import { XError } from "@x/core";
 import type { CatalogResponse } from "./response.js";
 
-/** Error codes of `@x/polling-catalog`. */
-export const ErrorCodes = {
-  /** A constructor, `blockingPoll` or `startFakeErmrest` option is invalid. */
-  BAD_OPTION: "ERR_X_POLLING_CATALOG_BAD_OPTION",
+/** The stable error codes of `@x/polling-catalog`. */
+export const ErrorCode = {
+  /**
+   * An option of a constructor, a request, `blockingPoll`, `startFakeErmrest` or `failNext` is missing, of the
+   * wrong type or out of range; the message names it and its value.
+   */
+  INVALID_OPTION: "ERR_X_POLLING_CATALOG_INVALID_OPTION",
   /** A request path is not a non-empty string starting with `/`. */
   BAD_PATH: "ERR_X_POLLING_CATALOG_BAD_PATH",
   /** The server answered something the binding cannot use, e.g. a query that is not a JSON array. */
@@ -17,8 +20,16 @@ export const ErrorCodes = {
   CONCURRENT_UPDATE: "ERR_X_POLLING_CATALOG_CONCURRENT_UPDATE",
 } as const;
 
-/** The base class of this package's errors that carry no HTTP response (bad options, paths, responses). */
-export class PollingCatalogError extends XError {}
+/** One of the codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * Every error thrown by `@x/polling-catalog`: an `XError` whose `code` is one of {@link ErrorCode}. Bad
+ * options, paths and responses are thrown as this class; error statuses as its subclass {@link HTTPError}.
+ */
+export class PollingCatalogError extends XError {
+  override name = "PollingCatalogError";
+}
 
 const bodyPreviewLength = 500;
 
@@ -27,7 +38,8 @@ const bodyPreviewLength = 500;
  *
  * The message is `HTTP <status> <url>: <first 500 characters of the body>`.
  */
-export class HTTPError extends XError {
+export class HTTPError extends PollingCatalogError {
+  override name = "HTTPError";
   /** The HTTP status code. */
   readonly status: number;
   /** The full request URL. */
@@ -42,7 +54,7 @@ export class HTTPError extends XError {
    * @param code - the error code; subclasses pass their own. Default `ERR_X_POLLING_CATALOG_HTTP`.
    * @param kept - the response stored as `response`. Default `response`.
    */
-  constructor(response: CatalogResponse, code: string = ErrorCodes.HTTP, kept: CatalogResponse = response) {
+  constructor(response: CatalogResponse, code: ErrorCode = ErrorCode.HTTP, kept: CatalogResponse = response) {
     const body = response.text();
     super(code, `HTTP ${response.status} ${response.url}: ${body.slice(0, bodyPreviewLength)}`);
     this.status = response.status;
@@ -54,20 +66,22 @@ export class HTTPError extends XError {
 
 /** A GET with `raiseNotModified: true` was answered 304. `response` is the cached entry when there is one. */
 export class NotModified extends HTTPError {
+  override name = "NotModified";
   /**
    * @param notModified - the 304 response
    * @param cached - the cached entry for the URL, which becomes `response` when given
    */
   constructor(notModified: CatalogResponse, cached?: CatalogResponse) {
-    super(notModified, ErrorCodes.NOT_MODIFIED, cached ?? notModified);
+    super(notModified, ErrorCode.NOT_MODIFIED, cached ?? notModified);
   }
 }
 
 /** A write was answered 412: its `If-Match` no longer matched, so nothing was written. */
 export class ConcurrentUpdate extends HTTPError {
+  override name = "ConcurrentUpdate";
   /** @param response - the 412 response */
   constructor(response: CatalogResponse) {
-    super(response, ErrorCodes.CONCURRENT_UPDATE);
+    super(response, ErrorCode.CONCURRENT_UPDATE);
   }
 }
 

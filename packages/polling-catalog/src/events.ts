@@ -16,8 +16,11 @@ export type AmqpEvent =
       state: "down";
       /** What failed. */
       error: Error;
-      /** Seconds until the next bind attempt: 5, 25, 125, 625, 3125, then 15625. */
-      retryInSeconds: number;
+      /**
+       * Milliseconds until the next bind attempt: `5_000`, `25_000`, `125_000`, `625_000`, `3_125_000`, then
+       * `15_625_000` after successive failures.
+       */
+      retryInMs: number;
     };
 
 /** Payload of the `claimed` event, emitted after each successful PUT of `stateChangeOnce`. */

@@ -13,7 +13,7 @@ export {
 } from "./ermrest-catalog.js";
 export {
   ConcurrentUpdate,
-  ErrorCodes,
+  ErrorCode,
   HTTPError,
   NotModified,
   PollingCatalogError,

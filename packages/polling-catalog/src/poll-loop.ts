@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { type Logger, XError } from "@x/core";
 import { Alarm } from "./alarm.js";
-import { ErrorCodes } from "./errors.js";
+import { ErrorCode } from "./errors.js";
 import type { AmqpEvent, WakeEvent, WakeReason } from "./events.js";
 import type { NoticeHandlers, NoticeSubscription } from "./notice-subscription.js";
 
@@ -108,9 +108,9 @@ export class PollLoop {
   #fail(error: Error, at: number, failures: number): void {
     this.#failures = failures;
     this.#failedAt = at;
-    const retryInSeconds = this.#retryDelayMs() / 1000;
-    this.#s.logger.warn({ error: error.message, retryInSeconds }, "AMQP bind failed; polling meanwhile.");
-    this.#s.onAmqp({ state: "down", error, retryInSeconds });
+    const retryInMs = this.#retryDelayMs();
+    this.#s.logger.warn({ error: error.message, retryInMs }, "AMQP bind failed; polling meanwhile.");
+    this.#s.onAmqp({ state: "down", error, retryInMs });
   }
 
   #retryDelayMs(): number {
@@ -213,7 +213,7 @@ export class PollLoop {
           logger.warn({ error: toError(error).message }, "lookForWork failed after the abort; ignored.");
           return;
         }
-        if (!XError.is(error, ErrorCodes.CONCURRENT_UPDATE)) throw error;
+        if (!XError.is(error, ErrorCode.CONCURRENT_UPDATE)) throw error;
         logger.info("Handling a concurrent update: looking for work again.");
         more = true;
       }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { amqpUrlFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
 import { ErmrestCatalog } from "./ermrest-catalog.js";
-import { ErrorCodes, NotModified, PollingCatalogError } from "./errors.js";
+import { ErrorCode, NotModified, PollingCatalogError } from "./errors.js";
 import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
 import { NoticeSubscription } from "./notice-subscription.js";
 import { PollLoop } from "./poll-loop.js";
@@ -13,7 +13,8 @@ import type { CatalogResponse } from "./response.js";
 export interface PollingErmrestCatalogOptions extends ErmrestCatalogOptions {
   /**
    * Where ERMrest publishes change notices: a host, `host:port` (guest/guest, vhost `/`) or an `amqp://` /
-   * `amqps://` URL. Default: the catalog server's host, port 5672. Heartbeat 60 s unless the URL sets one.
+   * `amqps://` URL. Default: the catalog server's host, port 5672. The connection's heartbeat is 60 s unless
+   * the URL sets one with its `heartbeat` query parameter, which the AMQP URI format gives in seconds.
    */
   amqpServer?: string;
   /** The fanout exchange ERMrest publishes `change` notices on. Default `"ermrest_changes"`. */
@@ -22,13 +23,19 @@ export interface PollingErmrestCatalogOptions extends ErmrestCatalogOptions {
 
 /** Options of {@link PollingErmrestCatalog.blockingPoll}. */
 export interface BlockingPollOptions {
-  /** Run `lookForWork` at least this often, in seconds, after the end of the previous drain. Default 600. */
-  pollingSeconds?: number;
-  /** Wait this long without a new notice before draining, in seconds. Default 0.1. */
-  coalesceSeconds?: number;
-  /** A stream of notices cannot postpone a drain longer than this after the wake began, in seconds. Default 5. */
-  maxCoalesceSeconds?: number;
-  /** Aborting it ends `blockingPoll`, which then resolves. */
+  /**
+   * Run `lookForWork` at least this often after the end of the previous drain, in milliseconds (finite,
+   * > 0). Default `600_000` (10 minutes).
+   */
+  pollingMs?: number;
+  /** Wait this long without a new notice before draining, in milliseconds (finite, ≥ 0). Default `100`. */
+  coalesceMs?: number;
+  /**
+   * A stream of notices cannot postpone a drain longer than this after the wake began, in milliseconds
+   * (finite, ≥ 0). Default `5_000`.
+   */
+  maxCoalesceMs?: number;
+  /** Aborting it ends `blockingPoll`, which then resolves. Default none. */
   signal?: AbortSignal;
 }
 
@@ -53,14 +60,14 @@ const amqpOptionsSchema = z
   })
   .strict();
 
-const seconds = (what: string) => z.number({ error: what }).refine(Number.isFinite, { error: what });
+const milliseconds = (what: string) => z.number({ error: what }).refine(Number.isFinite, { error: what });
 const pollOptionsSchema = z
   .object({
-    pollingSeconds: seconds("a finite number of seconds > 0")
-      .refine((value) => value > 0, { error: "a finite number of seconds > 0" })
-      .default(600),
-    coalesceSeconds: seconds("a finite number of seconds ≥ 0").min(0).default(0.1),
-    maxCoalesceSeconds: seconds("a finite number of seconds ≥ 0").min(0).default(5),
+    pollingMs: milliseconds("a finite number of milliseconds > 0")
+      .refine((value) => value > 0, { error: "a finite number of milliseconds > 0" })
+      .default(600_000),
+    coalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(100),
+    maxCoalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(5_000),
     signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   })
   .strict();
@@ -80,7 +87,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
 
   /**
    * @param options - see {@link PollingErmrestCatalogOptions}; validated at once, a bad one throws
-   *   `ERR_X_POLLING_CATALOG_BAD_OPTION`
+   *   `ERR_X_POLLING_CATALOG_INVALID_OPTION`
    */
   constructor(options: PollingErmrestCatalogOptions) {
     const { amqpServer, noticeExchange, ...base } = (options ?? {}) as PollingErmrestCatalogOptions;
@@ -88,7 +95,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     const amqp = parseOptions(
       amqpOptionsSchema,
       { amqpServer, noticeExchange },
-      ErrorCodes.BAD_OPTION,
+      ErrorCode.INVALID_OPTION,
       PollingCatalogError,
     );
     this.amqpUrl = amqpUrlFor(amqp.amqpServer, this.options.server);
@@ -155,16 +162,16 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
   async blockingPoll(lookForWork: () => unknown, options: BlockingPollOptions = {}): Promise<void> {
     if (typeof lookForWork !== "function") {
       throw new PollingCatalogError(
-        ErrorCodes.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option lookForWork: ${typeof lookForWork} (expected a function)`,
       );
     }
-    const parsed = parseOptions(pollOptionsSchema, options, ErrorCodes.BAD_OPTION, PollingCatalogError);
+    const parsed = parseOptions(pollOptionsSchema, options, ErrorCode.INVALID_OPTION, PollingCatalogError);
     const loop = new PollLoop({
       lookForWork,
-      pollingMs: parsed.pollingSeconds * 1000,
-      coalesceMs: parsed.coalesceSeconds * 1000,
-      maxCoalesceMs: parsed.maxCoalesceSeconds * 1000,
+      pollingMs: parsed.pollingMs,
+      coalesceMs: parsed.coalesceMs,
+      maxCoalesceMs: parsed.maxCoalesceMs,
       signal: parsed.signal,
       bind: (handlers) => NoticeSubscription.open(this.amqpUrl, this.noticeExchange, handlers, this.logger),
       onWake: (event) => this.emit("wake", event),
@@ -197,7 +204,7 @@ function safeLength(response: CatalogResponse): number {
 
 function badResponse(response: CatalogResponse, problem: string, cause?: unknown): PollingCatalogError {
   return new PollingCatalogError(
-    ErrorCodes.BAD_RESPONSE,
+    ErrorCode.BAD_RESPONSE,
     `the response of GET ${response.url} ${problem}`,
     cause === undefined ? undefined : { cause },
   );

@@ -32,7 +32,7 @@ async function setup(count = 3) {
 }
 
 describe("stateChangeOnce", () => {
-  it("claims every candidate in ceil(n / limit) claiming calls plus one that finds nothing (Decision 1)", async () => {
+  it("claims every candidate in ceil(n / limit) claiming calls plus one that finds nothing (deriva-py fix 1)", async () => {
     const { fake, catalog } = await setup(5);
     let idleEtag: string | null = null;
     const results = [];
@@ -115,7 +115,7 @@ describe("stateChangeOnce", () => {
     expect(seen).toEqual([1, 2, 3]);
   });
 
-  it("aborts with the transform's error before any PUT (Decision 8)", async () => {
+  it("aborts with the transform's error before any PUT (deriva-py fix 8)", async () => {
     const { catalog, puts } = await setup(2);
     const boom = new Error("boom");
     await expect(

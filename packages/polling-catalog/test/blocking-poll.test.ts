@@ -68,13 +68,13 @@ async function operatorDeletesQueue(queue: string): Promise<void> {
 describe("blockingPoll options", () => {
   const catalog = new PollingErmrestCatalog({ server: "127.0.0.1:1", catalogId: 1 });
   it.each([
-    ["pollingSeconds", { pollingSeconds: 0 }],
-    ["pollingSeconds", { pollingSeconds: -1 }],
-    ["pollingSeconds", { pollingSeconds: Number.POSITIVE_INFINITY }],
-    ["pollingSeconds", { pollingSeconds: "10" }],
-    ["coalesceSeconds", { coalesceSeconds: -0.1 }],
-    ["coalesceSeconds", { coalesceSeconds: Number.NaN }],
-    ["maxCoalesceSeconds", { maxCoalesceSeconds: Number.NaN }],
+    ["pollingMs", { pollingMs: 0 }],
+    ["pollingMs", { pollingMs: -1_000 }],
+    ["pollingMs", { pollingMs: Number.POSITIVE_INFINITY }],
+    ["pollingMs", { pollingMs: "10" }],
+    ["coalesceMs", { coalesceMs: -100 }],
+    ["coalesceMs", { coalesceMs: Number.NaN }],
+    ["maxCoalesceMs", { maxCoalesceMs: Number.NaN }],
     ["signal", { signal: "abort" }],
   ])("rejects a bad %s before calling or connecting", async (option, options) => {
     let called = false;
@@ -85,7 +85,7 @@ describe("blockingPoll options", () => {
         called = true;
       }, options as never)
       .catch((e: unknown) => e);
-    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     expect((error as Error).message).toContain(`invalid option ${option}`);
     expect(called).toBe(false);
     expect(events).toEqual([]);
@@ -93,7 +93,7 @@ describe("blockingPoll options", () => {
 
   it("rejects a lookForWork that is not a function", async () => {
     const error = await catalog.blockingPoll("work" as never).catch((e: unknown) => e);
-    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
   });
 
   it("resolves at once on an already-aborted signal, without connecting or calling", async () => {
@@ -116,7 +116,7 @@ describe("blockingPoll with AMQP notices", () => {
     const h = await harness();
     const calls: number[] = [];
     const done = h.catalog.blockingPoll(() => void calls.push(performance.now()), {
-      coalesceSeconds: 0.1,
+      coalesceMs: 100,
       signal: h.controller.signal,
     });
     await waitFor(() => h.wakes.length === 1, 10_000, "the start wake");
@@ -138,7 +138,7 @@ describe("blockingPoll with AMQP notices", () => {
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      coalesceSeconds: 0.4,
+      coalesceMs: 400,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
@@ -151,12 +151,12 @@ describe("blockingPoll with AMQP notices", () => {
     await done;
   });
 
-  it("bounds coalescing by maxCoalesceSeconds under a steady stream of notices (Decision 2)", async () => {
+  it("bounds coalescing by maxCoalesceMs under a steady stream of notices (deriva-py fix 2)", async () => {
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      coalesceSeconds: 0.3,
-      maxCoalesceSeconds: 0.6,
+      coalesceMs: 300,
+      maxCoalesceMs: 600,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
@@ -179,8 +179,8 @@ describe("blockingPoll with AMQP notices", () => {
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 0.3,
-      coalesceSeconds: 0.05,
+      pollingMs: 300,
+      coalesceMs: 50,
       signal: h.controller.signal,
     });
     await waitFor(() => calls >= 3, 10_000, "two poll-timeout drains");
@@ -196,8 +196,8 @@ describe("blockingPoll with AMQP notices", () => {
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 0.3,
-      coalesceSeconds: 1,
+      pollingMs: 300,
+      coalesceMs: 1_000,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
@@ -238,7 +238,7 @@ describe("blockingPoll with AMQP notices", () => {
         calls++;
         if (calls === 1) await h.write();
       },
-      { coalesceSeconds: 0.05, signal: h.controller.signal },
+      { coalesceMs: 50, signal: h.controller.signal },
     );
     await waitFor(() => calls === 2, 10_000, "the wake caused by our own write");
     expect(h.wakes.map((w) => w.reason)).toEqual(["start", "notice"]);
@@ -275,7 +275,7 @@ describe("blockingPoll with AMQP notices", () => {
     await done;
   });
 
-  it("rejects with lookForWork's error and closes the AMQP connection (Decision 7)", async () => {
+  it("rejects with lookForWork's error and closes the AMQP connection (deriva-py fix 7)", async () => {
     const h = await harness();
     const boom = new Error("boom");
     let calls = 0;
@@ -337,11 +337,11 @@ describe("blockingPoll with AMQP notices", () => {
     expect(h.recorder.messages("warn")).toContain("lookForWork failed after the abort; ignored.");
   });
 
-  it("consumes notices with noAck, so nothing piles up unacknowledged (Decision 3)", async () => {
+  it("consumes notices with noAck, so nothing piles up unacknowledged (deriva-py fix 3)", async () => {
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      coalesceSeconds: 0.05,
+      coalesceMs: 50,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
@@ -370,7 +370,7 @@ describe("blockingPoll with AMQP notices", () => {
           counts[i] = (counts[i] ?? 0) + 1;
         },
         {
-          coalesceSeconds: 0.05,
+          coalesceMs: 50,
           signal: h.controller.signal,
         },
       ),
@@ -384,22 +384,22 @@ describe("blockingPoll with AMQP notices", () => {
   });
 });
 
-describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)", () => {
-  it("with a dead broker: down at start, drains at once (Decision 9), polls, and backs off binds 5 then 25 s", async () => {
+describe("blockingPoll falls back to polling on every AMQP failure (deriva-py fix 4)", () => {
+  it("with a dead broker: down at start, drains at once (deriva-py fix 9), polls, and backs off binds 5 then 25 s", async () => {
     const port = await closedPort();
     const h = await harness({ agentAmqp: `127.0.0.1:${port}` });
     const started = performance.now();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 0.5,
+      pollingMs: 500,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 5_000, "the start drain");
     expect(performance.now() - started).toBeLessThan(900);
-    expect(h.amqp[0]).toMatchObject({ state: "down", retryInSeconds: 5, error: expect.any(Error) });
+    expect(h.amqp[0]).toMatchObject({ state: "down", retryInMs: 5_000, error: expect.any(Error) });
     expect(h.wakes[0]).toMatchObject({ reason: "start" });
     await waitFor(() => h.amqp.length === 2, 9_000, "the second bind attempt");
-    expect(h.amqp[1]).toMatchObject({ state: "down", retryInSeconds: 25 });
+    expect(h.amqp[1]).toMatchObject({ state: "down", retryInMs: 25_000 });
     const second = (h.amqp[1]?.at as number) - (h.amqp[0]?.at as number);
     expect(second).toBeGreaterThanOrEqual(4_900);
     const polls = h.wakes.filter((w) => w.reason === "poll-timeout").length;
@@ -417,7 +417,7 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     const done = h.catalog.blockingPoll(() => void calls++, { signal: h.controller.signal });
     await waitFor(() => h.amqp.length === 1, 15_000, "the failed bind");
     expect(performance.now() - started).toBeGreaterThanOrEqual(9_500);
-    expect(h.amqp[0]).toMatchObject({ state: "down", retryInSeconds: 5 });
+    expect(h.amqp[0]).toMatchObject({ state: "down", retryInMs: 5_000 });
     await waitFor(() => calls === 1, 1_000, "the start drain");
     h.controller.abort();
     await done;
@@ -447,11 +447,11 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     });
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 0.2,
+      pollingMs: 200,
       signal: h.controller.signal,
     });
     await waitFor(() => calls >= 3, 5_000, "polling drains");
-    expect(h.amqp[0]).toMatchObject({ state: "down", retryInSeconds: 5 });
+    expect(h.amqp[0]).toMatchObject({ state: "down", retryInMs: 5_000 });
     expect(String((h.amqp[0] as { error: Error }).error.message)).toMatch(/PRECONDITION_FAILED/);
     h.controller.abort();
     await done;
@@ -461,13 +461,13 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     const h = await harness();
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 0.3,
+      pollingMs: 300,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
     await operatorDeletesQueue(h.queue() as string);
     await waitFor(() => h.amqp.length === 2, 5_000, "the loss");
-    expect(h.amqp[1]).toMatchObject({ state: "down", retryInSeconds: 5 });
+    expect(h.amqp[1]).toMatchObject({ state: "down", retryInMs: 5_000 });
     await waitFor(() => h.wakes.some((w) => w.reason === "poll-timeout"), 5_000, "a polling drain");
     h.controller.abort();
     await done;
@@ -479,14 +479,14 @@ describe("blockingPoll falls back to polling on every AMQP failure (Decision 4)"
     const h = await harness({ agentAmqp: proxy.url });
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {
-      pollingSeconds: 1,
+      pollingMs: 1_000,
       signal: h.controller.signal,
     });
     await waitFor(() => calls === 1, 10_000, "the start drain");
     proxy.cut();
     await waitFor(() => h.amqp.length === 2, 5_000, "the loss");
     const lostAt = h.amqp[1]?.at as number;
-    expect(h.amqp[1]).toMatchObject({ state: "down", retryInSeconds: 5 });
+    expect(h.amqp[1]).toMatchObject({ state: "down", retryInMs: 5_000 });
     expect(h.recorder.messages("warn")).toContain("Using basic polling due to AMQP communication problems.");
     expect(calls).toBe(1);
     await waitFor(() => h.wakes.some((w) => w.reason === "rebind"), 10_000, "the re-bind");

@@ -55,7 +55,7 @@ describe("startFakeErmrest", () => {
     ["an empty key", { "S:T": { key: [] } }, /key/],
   ])("rejects %s", async (_what, tables, message) => {
     const error = await startFakeErmrest({ tables } as never).catch((e: unknown) => e);
-    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_OPTION")).toBe(true);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
     expect((error as Error).message).toMatch(message);
   });
 

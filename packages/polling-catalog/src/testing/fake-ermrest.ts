@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { parseOptions } from "@x/core";
 import { z } from "zod";
-import { ErrorCodes, PollingCatalogError } from "../errors.js";
+import { ErrorCode, PollingCatalogError } from "../errors.js";
 import { columnTypes } from "./column-types.js";
 import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
 import type { Row } from "./fake-table.js";
@@ -13,7 +13,7 @@ export type FakeColumnType = (typeof columnTypes)[number];
 
 /** One table of {@link FakeErmrestOptions.tables}. */
 export interface FakeTableOptions {
-  /** The key columns, e.g. `["id"]` or `["RID"]`. At least one. */
+  /** The key columns, e.g. `["id"]` or `["RID"]`. At least one. Required. */
   key: string[];
   /** Initial rows, in row order. Default none. They may bring their own `RID`. */
   rows?: Row[];
@@ -25,7 +25,7 @@ export interface FakeTableOptions {
 
 /** Options of {@link startFakeErmrest}. */
 export interface FakeErmrestOptions {
-  /** The tables, named `"schema:table"`. */
+  /** The tables, named `"schema:table"`. Required. */
   tables: Record<string, FakeTableOptions>;
   /** Publish `change` notices on this broker, e.g. `amqp://guest:guest@127.0.0.1:5672`. Default: no notices. */
   amqpUrl?: string;
@@ -113,16 +113,16 @@ const maxBodyBytes = 64 * 1024 * 1024;
  * await using fake = await startFakeErmrest({ tables: { "S:Job": { key: ["id"], rows: [{ id: 1, state: "new" }] } } });
  * const catalog = new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: fake.catalogId });
  * ```
- * @throws {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_OPTION` on bad options or initial rows;
+ * @throws {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_INVALID_OPTION` on bad options or initial rows;
  *   the broker's error when `amqpUrl` is given and unreachable
  */
 export async function startFakeErmrest(options: FakeErmrestOptions): Promise<FakeErmrest> {
-  const parsed = parseOptions(fakeOptionsSchema, options, ErrorCodes.BAD_OPTION, PollingCatalogError);
+  const parsed = parseOptions(fakeOptionsSchema, options, ErrorCode.INVALID_OPTION, PollingCatalogError);
   let catalog: FakeCatalog;
   try {
     catalog = new FakeCatalog(parsed.tables);
   } catch (cause) {
-    throw new PollingCatalogError(ErrorCodes.BAD_OPTION, `invalid option ${(cause as Error).message}`, {
+    throw new PollingCatalogError(ErrorCode.INVALID_OPTION, `invalid option ${(cause as Error).message}`, {
       cause,
     });
   }
@@ -191,13 +191,13 @@ class RunningFake implements FakeErmrest {
   failNext(count: number, options: FailNextOptions = {}): void {
     if (!Number.isInteger(count) || count < 0)
       throw new PollingCatalogError(
-        ErrorCodes.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option count: ${count} (expected an integer ≥ 0)`,
       );
     const { status = 503, afterCommit = false } = options;
     if (!Number.isInteger(status) || status < 100 || status > 599)
       throw new PollingCatalogError(
-        ErrorCodes.BAD_OPTION,
+        ErrorCode.INVALID_OPTION,
         `invalid option status: ${status} (expected an HTTP status)`,
       );
     this.#faults = { left: count, status, afterCommit };

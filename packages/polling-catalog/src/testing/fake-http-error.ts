@@ -1,5 +1,6 @@
 /** A request the fake answers with an error status and a `text/plain` body. */
 export class FakeHttpError extends Error {
+  override name = "FakeHttpError";
   /** The HTTP status to answer with. */
   readonly status: number;
   /** Extra response headers, e.g. the `ETag` of a 412. */
