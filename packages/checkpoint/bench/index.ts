@@ -1,6 +1,7 @@
 // Benchmarks of @x/checkpoint: one JSON line per figure, each with a baseline measured in the same run.
-// Scenario (spec, Performance targets): one dependency with the default checks, Date markers advancing by 1 s
-// per call, a state of one numeric offset per pulse, the dependency kept ahead (no downtime), 10 % warm-up.
+// Scenario (as in docs/benchmarks/checkpoint.md): one dependency with the default checks, Date markers
+// advancing by 1 s per call, a state of one numeric offset per pulse, the dependency kept ahead (no downtime),
+// 10 % warm-up.
 // Run: pnpm --filter @x/checkpoint bench
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

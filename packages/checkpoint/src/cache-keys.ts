@@ -13,7 +13,7 @@ export interface CheckpointKeys {
 }
 
 /**
- * The seed's key layout, character for character, plus the is-down key: with
+ * Slipstream's key layout, character for character, plus the is-down key: with
  * `K = prefix + "_" + name + "_"`, the dependent's keys are `K + "_state"` and `K + "_state_marker"`, and a
  * dependency `D` has `K + D + "_checkpoint_state"`, `K + D + "_checkpoint_marker"` and
  * `K + D + "_checkpoint_is_down"`.

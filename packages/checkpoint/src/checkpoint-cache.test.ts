@@ -3,7 +3,7 @@ import { AsyncCache, at, deferred, expectCode, RecordingCache, recordingDependen
 import { Checkpoint, Dependency, MemoryCache } from "./index.js";
 
 describe("Checkpoint and its cache", () => {
-  it("uses the seed's key layout plus the is-down key, and no other key", async () => {
+  it("uses Slipstream's key layout plus the is-down key, and no other key", async () => {
     const cache = new RecordingCache();
     const cp = new Checkpoint("test", { dependencies: [new Dependency("dep")], cache });
     expect(cache.reads).toEqual([

@@ -45,7 +45,7 @@ describe("Checkpoint options", () => {
     }
   });
 
-  it("rejects duplicate dependency names (the seed kept the last one)", async () => {
+  it("rejects duplicate dependency names (Slipstream kept the last one)", async () => {
     const error = await expectCode(
       () => new Checkpoint("c", { dependencies: [new Dependency("a"), new Dependency("a")] }),
       "ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY",

@@ -1,7 +1,7 @@
 import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
 import { Dependency, recordOf } from "./dependency.js";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import type { CheckpointCache } from "./snapshot.js";
 
 /** A downtime or recovery callback: called as `(checkpoint, dependency)` and awaited; its result is ignored. */
@@ -75,19 +75,19 @@ export type ParsedCheckpointOptions = z.output<typeof schema>;
  *   another checkpoint owns; `ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY` for two dependencies with one name
  */
 export function parseCheckpointOptions(options: CheckpointOptions): ParsedCheckpointOptions {
-  const parsed = parseOptions(schema, options, "ERR_X_CHECKPOINT_INVALID_OPTION", CheckpointError);
+  const parsed = parseOptions(schema, options, ErrorCode.INVALID_OPTION, CheckpointError);
   const names = new Set<string>();
   parsed.dependencies.forEach((dependency, index) => {
     if (names.has(dependency.name)) {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY",
+        ErrorCode.DUPLICATE_DEPENDENCY,
         `two dependencies are named ${JSON.stringify(dependency.name)} (dependencies.${index}); names must be distinct`,
       );
     }
     names.add(dependency.name);
     if (recordOf(dependency).owner !== undefined) {
       throw optionError(
-        "ERR_X_CHECKPOINT_INVALID_OPTION",
+        ErrorCode.INVALID_OPTION,
         `dependencies.${index}`,
         dependency,
         "a dependency that no other checkpoint owns",

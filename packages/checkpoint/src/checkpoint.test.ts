@@ -6,7 +6,7 @@ import { Checkpoint, Dependency, type DependencyCheck } from "./index.js";
 const any: DependencyCheck = () => false;
 
 describe("Checkpoint", () => {
-  it("follows the seed's walk-through: first pulse, heartbeat, downtime, late heartbeat, recovery", async () => {
+  it("follows Slipstream's walk-through: first pulse, heartbeat, downtime, late heartbeat, recovery", async () => {
     const dep = new Dependency("dependency");
     const cp = new Checkpoint("dependent", { dependencies: [dep] });
     expect(await cp.checkPulse(at(0), { offset: 8 })).toBeUndefined();
@@ -238,7 +238,7 @@ describe("Checkpoint", () => {
     it("a thenable downtime result is awaited, and its truthy value is the downtime whatever its type", async () => {
       const downtime = { since: "yesterday" };
       const dep = new Dependency("d", {
-        // A bare thenable, not a promise: the spec awaits any thenable.
+        // A bare thenable, not a promise: the checkpoint awaits any thenable.
         // biome-ignore lint/suspicious/noThenProperty: the point of this test
         downtimeCheck: () => ({ then: (resolve: (value: unknown) => void) => resolve(downtime) }),
         recoveryCheck: any,

@@ -8,7 +8,7 @@ import {
 } from "./checkpoint-options.js";
 import { Dependency, type DependencyRecord, recordOf } from "./dependency.js";
 import { describeObject } from "./describe.js";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import { dateMarkerError, isMissing, isValidDate, missingMarkerError } from "./markers.js";
 import { parseName } from "./name.js";
 import { type CheckpointCache, readSnapshot, readSnapshotSync, type Snapshot } from "./snapshot.js";
@@ -313,7 +313,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     if (isMissing(name)) {
       if (this.#entries.length === 1) return this.#entries[0]!;
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_DEPENDENCY_REQUIRED",
+        ErrorCode.DEPENDENCY_REQUIRED,
         `checkpoint ${JSON.stringify(this.name)} has ${this.#entries.length} dependencies: name the one ` +
           "this heartbeat is for",
       );
@@ -386,7 +386,10 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     if (failure) throw failure.error;
   }
 
-  /** Decision 1: the largest numeric downtime of the down dependencies, else the first one's. */
+  /**
+   * The largest numeric downtime of the down dependencies, else the first one's (Slipstream returned the last
+   * dependency's result instead).
+   */
   #largestDowntime(): unknown {
     let first: unknown;
     let largest: number | bigint | undefined;
@@ -438,7 +441,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     else this.#busy = false;
   }
 
-  /** Rejects the first call after a failed pause at load (Load, step 5). */
+  /** Rejects the first call after a failed pause at load (see {@link Checkpoint.#pauseAfterLoad}). */
   #throwPending(): void {
     const failure = this.#pendingError;
     if (!failure) return;
@@ -458,7 +461,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     });
   }
 
-  /** Load, step 5: a restart during a downtime pauses the dependent before the first message. */
+  /** A restart during a downtime pauses the dependent before the first message. */
   #pauseAfterLoad(): void {
     if (!this.#pausable) return;
     let paused: unknown;
@@ -500,7 +503,7 @@ function isPausable(value: unknown): value is PausableDependent {
 
 function unknownDependency(name: unknown, known: Iterable<string>): CheckpointError {
   return new CheckpointError(
-    "ERR_X_CHECKPOINT_UNKNOWN_DEPENDENCY",
+    ErrorCode.UNKNOWN_DEPENDENCY,
     `unknown dependency ${describeValue(name)} (expected one of ${[...known].map((n) => JSON.stringify(n)).join(", ")})`,
   );
 }

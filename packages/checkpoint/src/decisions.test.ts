@@ -1,4 +1,4 @@
-// One test (or group) per entry of the spec's "Decisions where the seed is wrong or silent".
+// One test (or group) per row of the README's "Differences from the original (Slipstream)" table.
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../../test-support/wait-for.js";
 import { AsyncCache, at, deferred, expectCode, RecordingCache, recordingDependent } from "../test/helpers.js";
@@ -9,7 +9,7 @@ function scripted(name: string, results: unknown[], recovered: () => boolean = (
   return new Dependency(name, { downtimeCheck: () => results.shift(), recoveryCheck: recovered });
 }
 
-describe("Decision 1: checkPulse returns the largest downtime", () => {
+describe("Difference 1 from Slipstream: checkPulse returns the largest downtime", () => {
   it("returns the largest among the down dependencies, not the last one's result", async () => {
     const cp = new Checkpoint("c", {
       dependencies: [scripted("a", [5_000]), scripted("b", [90_000]), scripted("c", [20_000])],
@@ -47,7 +47,7 @@ describe("Decision 1: checkPulse returns the largest downtime", () => {
   });
 });
 
-describe("Decision 2: only undefined and null mean no marker yet", () => {
+describe("Difference 2 from Slipstream: only undefined and null mean no marker yet", () => {
   it.each([0, "", false])(
     "the marker %j is kept by the next pulse and compared by custom checks",
     async (marker) => {
@@ -78,7 +78,7 @@ describe("Decision 2: only undefined and null mean no marker yet", () => {
   });
 });
 
-describe("Decision 3: a dependency's checkpoint state is a snapshot", () => {
+describe("Difference 3 from Slipstream: a dependency's checkpoint state is a snapshot", () => {
   it("no later change to cp.state, or to objects passed in a state, shows in it", async () => {
     const offsets = { p0: 1 };
     const dep = new Dependency("d");
@@ -113,7 +113,7 @@ describe("Decision 3: a dependency's checkpoint state is a snapshot", () => {
   });
 });
 
-describe("Decision 4: isDown is persisted", () => {
+describe("Difference 4 from Slipstream: isDown is persisted", () => {
   it("writes true when a downtime starts and false when it ends, only on those transitions", async () => {
     const cache = new RecordingCache();
     const cp = new Checkpoint("c", { dependencies: [new Dependency("d")], cache });
@@ -156,7 +156,7 @@ describe("Decision 4: isDown is persisted", () => {
   });
 });
 
-describe("Decision 5: downtime handling is edge-triggered", () => {
+describe("Difference 5 from Slipstream: downtime handling is edge-triggered", () => {
   it("callback, pause and down event fire once per episode; a later downtime is a new episode", async () => {
     const dependent = recordingDependent();
     const log = dependent.log;
@@ -225,7 +225,7 @@ describe("Decision 5: downtime handling is edge-triggered", () => {
   });
 });
 
-describe("Decision 6: bad input is validated before anything is written", () => {
+describe("Difference 6 from Slipstream: bad input is validated before anything is written", () => {
   it("every rejected call leaves state, marker, dependencies and cache as they were", async () => {
     const cache = new RecordingCache();
     const cp = new Checkpoint("c", { dependencies: [new Dependency("a"), new Dependency("b")], cache });
@@ -245,7 +245,7 @@ describe("Decision 6: bad input is validated before anything is written", () => 
     expect(cp.dependency("a").isDown).toBe(false);
   });
 
-  it("duplicate dependency names are rejected, where the seed kept the last one", async () => {
+  it("duplicate dependency names are rejected, where Slipstream kept the last one", async () => {
     await expectCode(
       () => new Checkpoint("c", { dependencies: [new Dependency("a"), new Dependency("a")] }),
       "ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY",
@@ -253,7 +253,7 @@ describe("Decision 6: bad input is validated before anything is written", () => 
   });
 });
 
-describe("Decision 7: durations are milliseconds", () => {
+describe("Difference 7 from Slipstream: durations are milliseconds", () => {
   it("downtimeThresholdMs and the default check's downtime are numbers of ms", async () => {
     const cp = new Checkpoint("c", { dependencies: [new Dependency("d", { downtimeThresholdMs: 1_500 })] });
     await cp.checkPulse(new Date(0));
@@ -262,7 +262,7 @@ describe("Decision 7: durations are milliseconds", () => {
   });
 });
 
-describe("Decision 8: the checkpoint pauses exactly its dependent, which then pulls nothing", () => {
+describe("Difference 8 from Slipstream: the checkpoint pauses exactly its dependent, which then pulls nothing", () => {
   it("a pausable() dependent stops pulling at the downtime and continues at the recovery", async () => {
     let pulled = 0;
     async function* events() {
@@ -292,7 +292,7 @@ describe("Decision 8: the checkpoint pauses exactly its dependent, which then pu
   });
 });
 
-describe("Decision 9: the caches round-trip rich values", () => {
+describe("Difference 9 from Slipstream: the caches round-trip rich values", () => {
   it("MemoryCache round-trips Date, bigint, Map, Set, typed arrays and nested objects; a missing key is undefined", () => {
     const cache = new MemoryCache();
     const value = {
@@ -308,7 +308,7 @@ describe("Decision 9: the caches round-trip rich values", () => {
   // SqliteCache: src/sqlite-cache.test.ts; lazy loading: test/sqlite-loading.test.ts.
 });
 
-describe("Decision 10: the recovery callback runs before the resume", () => {
+describe("Difference 10 from Slipstream: the recovery callback runs before the resume", () => {
   it("the callback sees a dependent that is still paused, and the resume follows even when it throws", async () => {
     const dependent = pausable((async function* () {})());
     const seen: boolean[] = [];
@@ -328,8 +328,8 @@ describe("Decision 10: the recovery callback runs before the resume", () => {
   });
 });
 
-describe("Decision 11: calls on one checkpoint are serialised", () => {
-  it("a heartbeat made during a slow downtime callback runs after it, where the seed interleaved them", async () => {
+describe("Difference 11 from Slipstream: calls on one checkpoint are serialised", () => {
+  it("a heartbeat made during a slow downtime callback runs after it, where Slipstream interleaved them", async () => {
     const gate = deferred();
     const log: string[] = [];
     const cp = new Checkpoint("c", {
@@ -352,7 +352,7 @@ describe("Decision 11: calls on one checkpoint are serialised", () => {
   });
 });
 
-describe("Decision 12: options are checked strictly", () => {
+describe("Difference 12 from Slipstream: options are checked strictly", () => {
   it("names are non-empty, a checkpoint needs a dependency that no other checkpoint owns", async () => {
     await expectCode(
       () => new Checkpoint("", { dependencies: [new Dependency("d")] }),
@@ -376,7 +376,7 @@ describe("Decision 12: options are checked strictly", () => {
   });
 });
 
-describe("Decision 13: the comparisons stay as in the seed", () => {
+describe("Row 13, kept from Slipstream: the comparisons stay the same", () => {
   it("downtime and recovery compare strictly", async () => {
     const dep = new Dependency("d", { downtimeThresholdMs: 60_000 });
     const cp = new Checkpoint("c", { dependencies: [dep] });

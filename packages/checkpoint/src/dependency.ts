@@ -2,7 +2,7 @@ import { parseOptions } from "@x/core";
 import { z } from "zod";
 import type { Checkpoint } from "./checkpoint.js";
 import { describeObject } from "./describe.js";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import { defaultCheckError, isValidDate, timeOf } from "./markers.js";
 import { parseName } from "./name.js";
 
@@ -14,7 +14,7 @@ export type DependencyCheck = (checkpoint: Checkpoint, dependency: Dependency) =
 
 /** Options of {@link Dependency}. */
 export interface DependencyOptions {
-  /** The dependency stream, kept for you as `dep.stream`; the checkpoint never reads or consumes it. */
+  /** The dependency stream, kept for you as `dep.stream`; the checkpoint never reads or consumes it. Default `undefined`. */
   stream?: unknown;
   /**
    * How far the dependency's last marker may trail the dependent's before the default downtime check reports
@@ -92,7 +92,7 @@ export class Dependency {
    */
   constructor(name: string, options: DependencyOptions = {}) {
     this.name = parseName(name);
-    const parsed = parseOptions(schema, options, "ERR_X_CHECKPOINT_INVALID_OPTION", CheckpointError);
+    const parsed = parseOptions(schema, options, ErrorCode.INVALID_OPTION, CheckpointError);
     this.stream = parsed.stream;
     this.downtimeThresholdMs = parsed.downtimeThresholdMs;
     this.downtimeCheck = parsed.downtimeCheck ?? Dependency.defaultDowntimeCheck;

@@ -1,25 +1,42 @@
 import { XError } from "@x/core";
 
-/**
- * Every code that `@x/checkpoint` throws. The README's Errors table says when each one happens.
- */
-export type CheckpointErrorCode =
-  | "ERR_X_CHECKPOINT_INVALID_OPTION"
-  | "ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY"
-  | "ERR_X_CHECKPOINT_UNKNOWN_DEPENDENCY"
-  | "ERR_X_CHECKPOINT_DEPENDENCY_REQUIRED"
-  | "ERR_X_CHECKPOINT_MARKER_TYPE"
-  | "ERR_X_CHECKPOINT_STATE_TYPE"
-  | "ERR_X_CHECKPOINT_ASYNC_CACHE"
-  | "ERR_X_CHECKPOINT_CORRUPT"
-  | "ERR_X_CHECKPOINT_CACHE_VALUE"
-  | "ERR_X_CHECKPOINT_CACHE_CLOSED"
-  | "ERR_X_CHECKPOINT_CACHE_OPEN"
-  | "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE"
-  | "ERR_X_CHECKPOINT_SQLITE_VERSION";
+/** The stable error codes of `@x/checkpoint`. The README's Errors table says when each one happens. */
+export const ErrorCode = {
+  /** A name or an option is missing, of the wrong type or out of range; the message names it and its value. */
+  INVALID_OPTION: "ERR_X_CHECKPOINT_INVALID_OPTION",
+  /** Two dependencies of one checkpoint have the same name. */
+  DUPLICATE_DEPENDENCY: "ERR_X_CHECKPOINT_DUPLICATE_DEPENDENCY",
+  /** `heartbeat` or `dependency` named a dependency the checkpoint does not have. */
+  UNKNOWN_DEPENDENCY: "ERR_X_CHECKPOINT_UNKNOWN_DEPENDENCY",
+  /** `heartbeat` named no dependency although the checkpoint has several. */
+  DEPENDENCY_REQUIRED: "ERR_X_CHECKPOINT_DEPENDENCY_REQUIRED",
+  /** A marker is null or undefined, or is not a valid `Date` where a default check compares it. */
+  MARKER_TYPE: "ERR_X_CHECKPOINT_MARKER_TYPE",
+  /** A pulse state, or the state read from the cache, is not a plain object of structured-cloneable values. */
+  STATE_TYPE: "ERR_X_CHECKPOINT_STATE_TYPE",
+  /** The constructor was given a cache whose `get` returns a promise: use `Checkpoint.open`. */
+  ASYNC_CACHE: "ERR_X_CHECKPOINT_ASYNC_CACHE",
+  /** The cache holds a value this package cannot read; the message names the key. */
+  CORRUPT: "ERR_X_CHECKPOINT_CORRUPT",
+  /** `MemoryCache` or `SqliteCache` was asked to store a value that cannot be stored. */
+  CACHE_VALUE: "ERR_X_CHECKPOINT_CACHE_VALUE",
+  /** A `SqliteCache` was used after `close()`. */
+  CACHE_CLOSED: "ERR_X_CHECKPOINT_CACHE_CLOSED",
+  /** A `SqliteCache` path cannot be opened as a database (the driver's error is the `cause`). */
+  CACHE_OPEN: "ERR_X_CHECKPOINT_CACHE_OPEN",
+  /** `better-sqlite3`, needed by `SqliteCache`, is not installed or does not load. */
+  SQLITE_UNAVAILABLE: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE",
+  /** The installed `better-sqlite3` is not 12.x or 13.x, or does not support the running Node. */
+  SQLITE_VERSION: "ERR_X_CHECKPOINT_SQLITE_VERSION",
+} as const;
+
+/** One of the codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /**
- * The error class of `@x/checkpoint`: an {@link XError} whose `code` is one of {@link CheckpointErrorCode}.
- * Test errors with `XError.is(error, "ERR_X_CHECKPOINT_…")`, which also works across duplicate installs.
+ * The error class of `@x/checkpoint`: an {@link XError} whose `code` is one of {@link ErrorCode}. Test errors
+ * with `XError.is(error, ErrorCode.MARKER_TYPE)`, which also works across duplicate installs.
  */
-export class CheckpointError extends XError {}
+export class CheckpointError extends XError {
+  override name = "CheckpointError";
+}

@@ -1,6 +1,6 @@
 import { requireOptionalPeer } from "@x/core";
 import type BetterSqlite3 from "better-sqlite3";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 
 /** The `better-sqlite3` constructor. */
 export type DatabaseConstructor = typeof BetterSqlite3;
@@ -21,8 +21,8 @@ export function loadSqlite(): DatabaseConstructor {
     { name: "better-sqlite3", majors: [12, 13], neededFor: "SqliteCache", requiredBy: "@x/checkpoint" },
     {
       ErrorClass: CheckpointError,
-      missingCode: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE",
-      versionCode: "ERR_X_CHECKPOINT_SQLITE_VERSION",
+      missingCode: ErrorCode.SQLITE_UNAVAILABLE,
+      versionCode: ErrorCode.SQLITE_VERSION,
     },
   );
   return driver;

@@ -1,6 +1,6 @@
 import { types } from "node:util";
 import { describeValue } from "@x/core";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 
 /** Whether `value` is a `Date` (from any realm) holding a valid time. */
 export function isValidDate(value: unknown): value is Date {
@@ -12,7 +12,10 @@ export function timeOf(date: Date): number {
   return Date.prototype.getTime.call(date);
 }
 
-/** Whether `value` is "no marker yet": only `undefined` and `null` are (Decision 2). */
+/**
+ * Whether `value` is "no marker yet": only `undefined` and `null` are, unlike Slipstream, where any falsy value
+ * was.
+ */
 export function isMissing(value: unknown): value is undefined | null {
   return value === undefined || value === null;
 }
@@ -20,7 +23,7 @@ export function isMissing(value: unknown): value is undefined | null {
 /** `ERR_X_CHECKPOINT_MARKER_TYPE` for a marker that is null or undefined. */
 export function missingMarkerError(marker: unknown): CheckpointError {
   return new CheckpointError(
-    "ERR_X_CHECKPOINT_MARKER_TYPE",
+    ErrorCode.MARKER_TYPE,
     `invalid marker: ${String(marker)} (expected a value that is neither null nor undefined)`,
   );
 }
@@ -28,7 +31,7 @@ export function missingMarkerError(marker: unknown): CheckpointError {
 /** `ERR_X_CHECKPOINT_MARKER_TYPE` for a marker that a default check would have to compare. */
 export function dateMarkerError(marker: unknown, dependencyName: string): CheckpointError {
   return new CheckpointError(
-    "ERR_X_CHECKPOINT_MARKER_TYPE",
+    ErrorCode.MARKER_TYPE,
     `invalid marker: ${describeMarker(marker)} (expected a valid Date, because dependency ` +
       `${JSON.stringify(dependencyName)} uses a default check; pass Date markers or give it a custom check)`,
   );
@@ -41,7 +44,7 @@ export function defaultCheckError(
   checkpointMarker: unknown,
 ): CheckpointError {
   return new CheckpointError(
-    "ERR_X_CHECKPOINT_MARKER_TYPE",
+    ErrorCode.MARKER_TYPE,
     `the default ${check} check compares Date markers, got state marker ${describeMarker(stateMarker)} ` +
       `and checkpoint marker ${describeMarker(checkpointMarker)}; pass Date markers in heartbeat and ` +
       "checkPulse, or give the dependency a custom check",

@@ -1,5 +1,5 @@
 import { MemoryCache as CoreMemoryCache } from "@x/core";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 
 /**
  * `@x/core`'s in-memory {@link CoreMemoryCache | MemoryCache}, with `@x/checkpoint`'s error code: a value
@@ -10,7 +10,7 @@ import { CheckpointError } from "./errors.js";
 export class MemoryCache<V = unknown> extends CoreMemoryCache<V> {
   protected override invalidValue(key: string, cause: unknown): Error {
     return new CheckpointError(
-      "ERR_X_CHECKPOINT_CACHE_VALUE",
+      ErrorCode.CACHE_VALUE,
       `cannot store the value of key ${JSON.stringify(key)}: it cannot be structured-cloned ` +
         "(functions, symbols and objects holding them cannot be stored)",
       { cause },

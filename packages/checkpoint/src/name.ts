@@ -1,6 +1,6 @@
 import { parseOptions } from "@x/core";
 import { z } from "zod";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 
 const nameSchema = z.strictObject({
   name: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
@@ -11,5 +11,5 @@ const nameSchema = z.strictObject({
  * cache keys. Throws `ERR_X_CHECKPOINT_INVALID_OPTION` naming the value otherwise.
  */
 export function parseName(name: unknown): string {
-  return parseOptions(nameSchema, { name }, "ERR_X_CHECKPOINT_INVALID_OPTION", CheckpointError).name;
+  return parseOptions(nameSchema, { name }, ErrorCode.INVALID_OPTION, CheckpointError).name;
 }

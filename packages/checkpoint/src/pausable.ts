@@ -1,5 +1,5 @@
 import { optionError } from "@x/core";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 
 /**
  * An async iterator over a source that can be paused: while paused it never pulls from the source. It is its
@@ -54,7 +54,7 @@ const DONE: IteratorResult<never, undefined> = Object.freeze({ done: true, value
 export function pausable<T>(source: AsyncIterable<T>): PausableStream<T> {
   if (!isAsyncIterable(source)) {
     throw optionError(
-      "ERR_X_CHECKPOINT_INVALID_OPTION",
+      ErrorCode.INVALID_OPTION,
       "source",
       source,
       "an async iterable: an object with a [Symbol.asyncIterator]() method",

@@ -1,6 +1,6 @@
 import { type Cache, describeValue } from "@x/core";
 import type { CheckpointKeys } from "./cache-keys.js";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import { isMissing } from "./markers.js";
 import { isThenable } from "./thenable.js";
 
@@ -33,7 +33,7 @@ export function readSnapshotSync(cache: CheckpointCache, keys: CheckpointKeys): 
     if (isThenable(value)) {
       value.then(undefined, () => {});
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_ASYNC_CACHE",
+        ErrorCode.ASYNC_CACHE,
         `the cache answered get(${JSON.stringify(step.value)}) with a promise; the Checkpoint constructor ` +
           "reads synchronously: use `await Checkpoint.open(name, options)` with an asynchronous cache",
       );
@@ -56,7 +56,7 @@ function* snapshotSteps(keys: CheckpointKeys): Generator<string, Snapshot, unkno
   const state = yield keys.state;
   if (!isMissing(state) && !isPlainObject(state)) {
     throw new CheckpointError(
-      "ERR_X_CHECKPOINT_STATE_TYPE",
+      ErrorCode.STATE_TYPE,
       `the cache holds ${describeValue(state)} at key ${JSON.stringify(keys.state)}, where a checkpoint ` +
         "keeps its state (expected a plain object)",
     );
@@ -69,7 +69,7 @@ function* snapshotSteps(keys: CheckpointKeys): Generator<string, Snapshot, unkno
     const isDown = yield dependency.isDown;
     if (!isMissing(isDown) && typeof isDown !== "boolean") {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_CORRUPT",
+        ErrorCode.CORRUPT,
         `the cache holds ${describeValue(isDown)} at key ${JSON.stringify(dependency.isDown)} ` +
           "(expected true or false): the cache was written by something else or is corrupted",
       );

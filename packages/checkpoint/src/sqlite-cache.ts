@@ -1,7 +1,7 @@
 import { deserialize, serialize } from "node:v8";
 import type { SyncCache } from "@x/core";
 import type { Database, Statement } from "better-sqlite3";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import { loadSqlite } from "./load-sqlite.js";
 
 interface Statements {
@@ -41,7 +41,7 @@ export class SqliteCache implements SyncCache {
   constructor(path: string) {
     if (typeof path !== "string" || path === "") {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_INVALID_OPTION",
+        ErrorCode.INVALID_OPTION,
         `invalid option path: ${String(path)} (expected a non-empty file path or ":memory:")`,
       );
     }
@@ -65,7 +65,7 @@ export class SqliteCache implements SyncCache {
     } catch (cause) {
       db?.close();
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_CACHE_OPEN",
+        ErrorCode.CACHE_OPEN,
         `cannot open ${JSON.stringify(path)} as a SQLite cache: ${cause instanceof Error ? cause.message : String(cause)}`,
         { cause },
       );
@@ -104,7 +104,7 @@ export class SqliteCache implements SyncCache {
       bytes = serialize(value);
     } catch (cause) {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_CACHE_VALUE",
+        ErrorCode.CACHE_VALUE,
         `cannot store the value of key ${JSON.stringify(key)}: it cannot be serialised ` +
           "(functions, symbols and objects holding them cannot be stored)",
         { cause },
@@ -140,7 +140,7 @@ export class SqliteCache implements SyncCache {
   #open(): void {
     if (!this.#db) {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_CACHE_CLOSED",
+        ErrorCode.CACHE_CLOSED,
         `the SQLite cache ${JSON.stringify(this.path)} is closed`,
       );
     }
@@ -149,7 +149,7 @@ export class SqliteCache implements SyncCache {
 
 function corrupt(key: string, cause: unknown): CheckpointError {
   return new CheckpointError(
-    "ERR_X_CHECKPOINT_CORRUPT",
+    ErrorCode.CORRUPT,
     `cannot read key ${JSON.stringify(key)} from the cache: its value is corrupted or was written by ` +
       "something else than @x/checkpoint",
     { cause },

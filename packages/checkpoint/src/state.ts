@@ -1,5 +1,5 @@
 import { describeValue } from "@x/core";
-import { CheckpointError } from "./errors.js";
+import { CheckpointError, ErrorCode } from "./errors.js";
 import { isPlainObject } from "./snapshot.js";
 
 /**
@@ -11,7 +11,7 @@ import { isPlainObject } from "./snapshot.js";
 export function validateState(state: unknown): asserts state is Record<string, unknown> {
   if (!isPlainObject(state)) {
     throw new CheckpointError(
-      "ERR_X_CHECKPOINT_STATE_TYPE",
+      ErrorCode.STATE_TYPE,
       `invalid state: ${describeValue(state)} (expected a plain object of structured-cloneable values)`,
     );
   }
@@ -19,7 +19,7 @@ export function validateState(state: unknown): asserts state is Record<string, u
     const value = state[key];
     if (typeof value === "function" || typeof value === "symbol") {
       throw new CheckpointError(
-        "ERR_X_CHECKPOINT_STATE_TYPE",
+        ErrorCode.STATE_TYPE,
         `invalid state: key ${JSON.stringify(key)} holds ${describeValue(value)} (expected a structured-cloneable value)`,
       );
     }
@@ -27,8 +27,8 @@ export function validateState(state: unknown): asserts state is Record<string, u
 }
 
 /**
- * A structured clone of the dependent state (Decision 3), taken with a shallow copy when every value is a
- * primitive, which is the same thing and much cheaper.
+ * A structured clone of the dependent state (Slipstream kept the live state instead), taken with a shallow copy
+ * when every value is a primitive, which is the same thing and much cheaper.
  *
  * @throws `ERR_X_CHECKPOINT_STATE_TYPE` when a nested value cannot be cloned
  */
@@ -45,7 +45,7 @@ function deepClone(state: Record<string, unknown>): Record<string, unknown> {
     return structuredClone(state);
   } catch (cause) {
     throw new CheckpointError(
-      "ERR_X_CHECKPOINT_STATE_TYPE",
+      ErrorCode.STATE_TYPE,
       "the dependent state holds a value that cannot be structured-cloned, so no checkpoint can be taken of it",
       { cause },
     );
