@@ -2,7 +2,7 @@ import amqp from "amqplib";
 
 const RANGES = [..."0123456789abcdef"];
 
-/** Queues of the @x/rmq-storage topology per exchange (its spec's table), without ranges. */
+/** Queues of the @x/rmq-storage topology per exchange (its README table), without ranges. */
 const QUEUES: Record<string, string[]> = {
   content: ["content_add.unknown", "relation_add.content_in_revision", "relation_add.content_in_directory"],
   directory: ["directory_add.unknown", "relation_add.directory_in_revision"],

@@ -60,8 +60,8 @@ export class CatalogStage implements ResultSink {
       });
       this.#report.done[name] = 0;
       const poll = agent.blockingPoll(this.#agentLoop(agent, name), {
-        pollingSeconds: 1,
-        coalesceSeconds: 0.05,
+        pollingMs: 1_000,
+        coalesceMs: 50,
         signal: this.#stop.signal,
       });
       poll.catch((error: unknown) => {

@@ -65,15 +65,15 @@ export class JobRunner {
 
   constructor(limits: JobLimits) {
     const { timeoutMs, graceMs, maxMemoryBytes, logger } = limits;
-    const checkInterval = 50;
-    const signalLadder = { interruptType: InterruptType.signal, sendKill: true, checkInterval, logger };
-    this.#inline = timeGuard({ timeoutMs, interruptType: InterruptType.exception, checkInterval, logger });
+    const checkIntervalMs = 50;
+    const signalLadder = { interruptType: InterruptType.signal, sendKill: true, checkIntervalMs, logger };
+    this.#inline = timeGuard({ timeoutMs, interruptType: InterruptType.exception, checkIntervalMs, logger });
     this.#startup = timeGuard({ timeoutMs: STARTUP_MS, gracePeriodMs: graceMs, ...signalLadder });
     this.#running = timeGuard({ timeoutMs, gracePeriodMs: graceMs, ...signalLadder });
     this.#memory = memGuard({
       maxMemoryBytes,
       metric: "rss",
-      gracePeriod: 0,
+      gracePeriodMs: 0,
       secondaryGracePeriodMs: graceMs,
       ...signalLadder,
     });

@@ -70,7 +70,7 @@ export class StorageStage implements ResultSink {
         ...broker,
         storage: () => openSqliteStorage(dbFile, { logger }),
       });
-      const client = await RmqStorageClient.connect({ ...broker, storage: local, waitMin: 30 });
+      const client = await RmqStorageClient.connect({ ...broker, storage: local, waitMinMs: 30_000 });
       return new StorageStage(client, server, local);
     } catch (error) {
       await server?.stop();

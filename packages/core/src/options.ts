@@ -35,7 +35,7 @@ function isPlain(value: object): boolean {
 /**
  * The error for one bad option: `invalid option <name>: <value> (expected <expected>)`.
  *
- * @param code - the package's code, e.g. `ERR_X_GUARD_OPTIONS`
+ * @param code - the package's code, e.g. `ERR_X_GUARD_INVALID_OPTION`
  * @param option - the option's name (a dotted path for nested options)
  * @param value - the offending value
  * @param expected - what would have been accepted, in words
