@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineProject, mergeConfig, type UserWorkspaceConfig } from "vitest/config";
 
 /** Sibling packages resolve to their TypeScript sources (the `@x/source` export condition), never `dist/`. */
@@ -18,6 +19,13 @@ export function packageTests(name: string, overrides: UserWorkspaceConfig = {}) 
         environment: "node",
         testTimeout: 30_000,
         hookTimeout: 60_000,
+        // Type tests (`*.test-d.ts`) run through `tsc` over the whole repository's configuration, so they see
+        // sibling packages' sources as the type checker does.
+        typecheck: {
+          enabled: true,
+          include: ["src/**/*.test-d.ts"],
+          tsconfig: fileURLToPath(new URL("../tsconfig.json", import.meta.url)),
+        },
       },
     }),
     overrides,
