@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@x/core";
 import { RmqStorageError } from "./errors.js";
+import { openStorage } from "./storage-spec.js";
 
 /** A message between a server and its child processes. */
 export type ChildMessage =
@@ -54,6 +55,9 @@ export async function startProcessGroup(
   emit: (event: string, payload: unknown) => void,
 ): Promise<{ stop(): Promise<void> }> {
   const { processes, logger, ...rest } = options;
+  // Create the tables (and, for SQLite, switch the file to WAL) once, here: N children doing it at the
+  // same moment made SQLite answer "database is locked" to some of them.
+  await (await openStorage(rest.storage, logger)).close();
   const entry = childEntry();
   const children: ChildProcess[] = [];
   const exited = new Map<ChildProcess, Promise<void>>();
