@@ -1,0 +1,118 @@
+import type Database from "better-sqlite3";
+import { describe, expectTypeOf, it } from "vitest";
+import {
+  type DispatchRequest,
+  type FetcherRun,
+  type FetcherRunStatus,
+  type Job,
+  jitterHash,
+  type QueueStatus,
+  readQueueStatus,
+  type Supervisor,
+  SupervisorClient,
+  SupervisorStorage,
+} from "./index.js";
+
+declare const sup: Supervisor;
+declare const client: SupervisorClient;
+declare const storage: SupervisorStorage;
+
+describe("Supervisor", () => {
+  it("exposes its storage and closes asynchronously, also through await using", () => {
+    expectTypeOf(sup.storage).toEqualTypeOf<SupervisorStorage>();
+    expectTypeOf(sup.close()).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(sup).toExtend<AsyncDisposable>();
+  });
+});
+
+describe("SupervisorClient", () => {
+  it("is created only through connect()", () => {
+    expectTypeOf(SupervisorClient.connect("/run/supervisor.sock")).toEqualTypeOf<Promise<SupervisorClient>>();
+    // @ts-expect-error: the constructor is private
+    new SupervisorClient();
+  });
+
+  it("resolves each command with a job or null", () => {
+    expectTypeOf(client.ready()).toEqualTypeOf<Promise<Job | null>>();
+    expectTypeOf(client.done("hello", 0)).toEqualTypeOf<Promise<Job | null>>();
+    expectTypeOf<Job>().toEqualTypeOf<{ attrPath: string; payload: string }>();
+    // @ts-expect-error: the exit code is a number
+    client.done("hello", "0");
+    // @ts-expect-error: DONE needs the exit code
+    client.done("hello");
+  });
+
+  it("closes gracefully or at once", () => {
+    expectTypeOf(client.close()).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(client.destroy()).toEqualTypeOf<void>();
+    expectTypeOf(client).toExtend<AsyncDisposable>();
+  });
+});
+
+describe("SupervisorStorage", () => {
+  it("opens synchronously and is disposable", () => {
+    expectTypeOf(SupervisorStorage.open).toEqualTypeOf<(path: string) => SupervisorStorage>();
+    expectTypeOf(storage).toExtend<Disposable>();
+    expectTypeOf(storage.db).toEqualTypeOf<Database.Database>();
+    expectTypeOf(storage.schemaVersion).toEqualTypeOf<number>();
+    expectTypeOf(storage.closed).toEqualTypeOf<boolean>();
+    expectTypeOf(storage.close()).toEqualTypeOf<void>();
+  });
+
+  it("upgrades only to schema version 1 or 2", () => {
+    expectTypeOf(storage.upgrade).parameters.toEqualTypeOf<[version?: 1 | 2]>();
+    // @ts-expect-error: there is no schema version 3
+    storage.upgrade(3);
+  });
+
+  it("types fetcher runs and queue entries", () => {
+    expectTypeOf(storage.getFetcherRuns()).toEqualTypeOf<FetcherRun[]>();
+    expectTypeOf<FetcherRun>().toEqualTypeOf<{ fetcher: string; runStarted: number; isComplete: boolean }>();
+    expectTypeOf(storage.upsertFetcherRun).parameters.toEqualTypeOf<
+      [fetcher: string, runStarted: number, isComplete: boolean]
+    >();
+    expectTypeOf(storage.enqueue).toBeCallableWith("f1", 100, [["hello", "1.0 1.1"]]);
+    // @ts-expect-error: an entry is an [attrPath, payload] pair
+    storage.enqueue("f1", 100, [["hello"]]);
+    expectTypeOf(storage.deleteFetcherRuns).toBeCallableWith([{ fetcher: "f1", runStarted: 100 }]);
+  });
+
+  it("dequeues and dispatches jobs or null", () => {
+    expectTypeOf(storage.dequeue(0)).toEqualTypeOf<Job | null>();
+    expectTypeOf(
+      storage.dispatch([{ now: 1 }, { now: 2, finished: { attrPath: "a", exitCode: 0 } }]),
+    ).toEqualTypeOf<Array<Job | null>>();
+    expectTypeOf<DispatchRequest>().toEqualTypeOf<{
+      now: number;
+      finished?: { attrPath: string; exitCode: number };
+    }>();
+    expectTypeOf(storage.finish).parameters.toEqualTypeOf<
+      [attrPath: string, finishTime: number, exitCode: number]
+    >();
+  });
+});
+
+describe("readQueueStatus() and jitterHash()", () => {
+  it("returns the status figures, with an optional reference time", () => {
+    expectTypeOf(readQueueStatus("state.db")).toEqualTypeOf<QueueStatus>();
+    expectTypeOf(readQueueStatus).toBeCallableWith("state.db", 1_700_000_000);
+    expectTypeOf<QueueStatus["oldestWaiting"]>().toEqualTypeOf<{
+      attrPath: string;
+      fetcher: string;
+      lastStarted: number | null;
+    } | null>();
+    expectTypeOf<QueueStatus["fetcherRuns"]>().toEqualTypeOf<FetcherRunStatus[]>();
+    expectTypeOf<FetcherRunStatus>().toEqualTypeOf<{
+      fetcher: string;
+      runStarted: number;
+      isComplete: boolean;
+      rows: number;
+      pending: number;
+    }>();
+    expectTypeOf<QueueStatus>().branded.inspect({ foundProps: {} });
+  });
+
+  it("hashes a string to a number", () => {
+    expectTypeOf(jitterHash).toEqualTypeOf<(s: string) => number>();
+  });
+});
