@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { describeValue, type Logger } from "@x/core";
 import { type CheckpointKeys, checkpointKeys, type DependencyKeys } from "./cache-keys.js";
+import { CallLock } from "./call-lock.js";
 import {
   type CheckpointCallback,
   type CheckpointOptions,
@@ -50,8 +51,24 @@ interface Entry {
   downtime: unknown;
 }
 
-/** A snapshot read by `Checkpoint.open`, handed to the constructor it calls. */
-let preloaded: Snapshot | undefined;
+/**
+ * A snapshot that {@link Checkpoint.open} has read, handed to the constructor, which then does not read the
+ * cache itself. Only this module creates one, so a third constructor argument of any other kind (from
+ * JavaScript) is ignored.
+ */
+class Preloaded {
+  constructor(readonly snapshot: Snapshot) {}
+}
+
+/**
+ * The constructor's implementation signature, which only {@link Checkpoint.open} calls: the public
+ * signature has no third parameter.
+ */
+type PreloadingConstructor = new (
+  name: string,
+  options: CheckpointOptions,
+  preloaded: Preloaded | undefined,
+) => Checkpoint;
 
 /**
  * Watches one dependent stream and its dependency streams. The dependent reports its progress with
@@ -95,8 +112,8 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
   /** A failure of the pause at load, for the next call to reject with. */
   #pendingError: { reason: unknown } | undefined;
   #initialPause: Promise<void> | undefined;
-  #busy = false;
-  readonly #waiting: (() => void)[] = [];
+  /** Serialises the calls. */
+  readonly #lock = new CallLock();
 
   /**
    * Creates a checkpoint and, with a cache, loads its state synchronously.
@@ -107,10 +124,9 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
    *   `ERR_X_CHECKPOINT_ASYNC_CACHE` (use {@link Checkpoint.open}), `ERR_X_CHECKPOINT_STATE_TYPE` or
    *   `ERR_X_CHECKPOINT_CORRUPT` for a stored value of the wrong type, or the cache's own error
    */
-  constructor(name: string, options: CheckpointOptions) {
+  constructor(name: string, options: CheckpointOptions);
+  constructor(name: string, options: CheckpointOptions, preloaded?: Preloaded) {
     super();
-    const loaded = preloaded;
-    preloaded = undefined;
     this.name = parseName(name);
     const parsed = parseCheckpointOptions(options);
     const dependencies = parsed.dependencies;
@@ -120,7 +136,12 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
       dependencies.map((dependency) => dependency.name),
     );
     this.#cache = parsed.cache;
-    const snapshot = loaded ?? (parsed.cache ? readSnapshotSync(parsed.cache, this.#keys) : undefined);
+    const snapshot =
+      preloaded instanceof Preloaded
+        ? preloaded.snapshot
+        : parsed.cache
+          ? readSnapshotSync(parsed.cache, this.#keys)
+          : undefined;
 
     this.dependent = parsed.dependent;
     this.pauseDependent = parsed.pauseDependent;
@@ -158,20 +179,16 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
   static async open(name: string, options: CheckpointOptions): Promise<Checkpoint> {
     parseName(name);
     const parsed = parseCheckpointOptions(options);
-    let checkpoint: Checkpoint;
+    let preloaded: Preloaded | undefined;
     if (parsed.cache) {
       const keys = checkpointKeys(
         parsed.cacheKeyPrefix,
         name,
         parsed.dependencies.map((dependency) => dependency.name),
       );
-      preloaded = await readSnapshot(parsed.cache, keys);
+      preloaded = new Preloaded(await readSnapshot(parsed.cache, keys));
     }
-    try {
-      checkpoint = new Checkpoint(name, options);
-    } finally {
-      preloaded = undefined;
-    }
+    const checkpoint = new (Checkpoint as unknown as PreloadingConstructor)(name, options, preloaded);
     await checkpoint.#initialPause;
     const failure = checkpoint.#pendingError;
     if (failure) {
@@ -216,8 +233,8 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
    *   `resume()` or the cache
    */
   async heartbeat(marker: unknown, dependencyName?: string): Promise<HeartbeatResult> {
-    if (this.#busy) await this.#turn();
-    else this.#busy = true;
+    const turn = this.#lock.acquire();
+    if (turn) await turn;
     try {
       this.#throwPending();
       const entry = this.#target(dependencyName);
@@ -238,7 +255,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
         dependencyMarker: record.checkpointMarker,
       };
     } finally {
-      this.#release();
+      this.#lock.release();
     }
   }
 
@@ -256,8 +273,8 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
    *   anything; or the error of a check, callback, listener, `pause()` or the cache
    */
   async checkPulse(marker: unknown, state?: Record<string, unknown>): Promise<unknown> {
-    if (this.#busy) await this.#turn();
-    else this.#busy = true;
+    const turn = this.#lock.acquire();
+    if (turn) await turn;
     try {
       this.#throwPending();
       if (isMissing(marker)) throw missingMarkerError(marker);
@@ -284,7 +301,7 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
       }
       return this.#downCount === 0 ? undefined : this.#largestDowntime();
     } finally {
-      this.#release();
+      this.#lock.release();
     }
   }
 
@@ -427,20 +444,6 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
     if (rest) await rest;
   }
 
-  /**
-   * Calls on one checkpoint run one at a time, in call order, whether each fulfils or rejects: a call that
-   * finds the checkpoint busy waits for its turn, which {@link Checkpoint.#release} hands on in order.
-   */
-  #turn(): Promise<void> {
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-
-  #release(): void {
-    const next = this.#waiting.shift();
-    if (next) next();
-    else this.#busy = false;
-  }
-
   /** Rejects the first call after a failed pause at load (see {@link Checkpoint.#pauseAfterLoad}). */
   #throwPending(): void {
     const failure = this.#pendingError;
@@ -472,12 +475,12 @@ export class Checkpoint extends EventEmitter<CheckpointEvents> {
       return;
     }
     if (!isThenable(paused)) return;
-    this.#busy = true;
+    this.#lock.acquire(); // free during construction: taken at once, until the pause settles
     this.#initialPause = Promise.resolve(paused).then(
-      () => this.#release(),
+      () => this.#lock.release(),
       (reason: unknown) => {
         this.#pendingError = { reason };
-        this.#release();
+        this.#lock.release();
       },
     );
   }

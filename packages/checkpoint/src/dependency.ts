@@ -49,8 +49,19 @@ const schema = z.strictObject({
   recoveryCheck: check.optional(),
 });
 
-/** Internal: the record behind a dependency. Not exported from the package. */
-export let recordOf: (dependency: Dependency) => DependencyRecord;
+/**
+ * The record of every dependency constructed, for the checkpoint that takes it over; a dependency's own
+ * getters read its `#record` field, the same object.
+ */
+const records = new WeakMap<Dependency, DependencyRecord>();
+
+/**
+ * The record behind `dependency`, which only the checkpoint that owns it changes. Internal: not exported
+ * from the package.
+ */
+export function recordOf(dependency: Dependency): DependencyRecord {
+  return records.get(dependency)!;
+}
 
 /**
  * One dependency stream of a {@link Checkpoint}: its name, its downtime threshold and checks, and the
@@ -81,10 +92,6 @@ export class Dependency {
     owner: undefined,
   };
 
-  static {
-    recordOf = (dependency) => dependency.#record;
-  }
-
   /**
    * @param name - a non-empty string; part of the cache keys
    * @param options - stream, threshold (ms) and checks; see {@link DependencyOptions}
@@ -97,6 +104,7 @@ export class Dependency {
     this.downtimeThresholdMs = parsed.downtimeThresholdMs;
     this.downtimeCheck = parsed.downtimeCheck ?? Dependency.defaultDowntimeCheck;
     this.recoveryCheck = parsed.recoveryCheck ?? Dependency.defaultRecoveryCheck;
+    records.set(this, this.#record);
   }
 
   /** A snapshot of the dependent's state taken at this dependency's last heartbeat; undefined until then. */

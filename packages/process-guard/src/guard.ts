@@ -1,28 +1,24 @@
-import { ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { Worker } from "node:worker_threads";
-import { optionError } from "@x/core";
 import { Activation, type GuardHost } from "./activation.js";
 import { enclosing, scopes } from "./context.js";
-import { ErrorCode, type ExecutionTimeout, GuardError, type MemoryLimitExceeded } from "./errors.js";
+import type { ExecutionTimeout, GuardError, MemoryLimitExceeded } from "./errors.js";
 import {
   type MemConfig,
   type MemGuardOptions,
   memConfig,
+  optionsSignal,
   type TimeConfig,
   type TimeGuardOptions,
   timeConfig,
 } from "./options.js";
-import { isAlive } from "./process-info.js";
+import { InProcessTarget, type InterruptReason, type Level } from "./targets.js";
 import {
-  InProcessTarget,
-  type InterruptReason,
-  type Level,
-  ProcessTarget,
-  type Target,
-  WorkerTarget,
-} from "./targets.js";
-import { type Tickable, tickerFor } from "./ticker.js";
+  type TimeWatchHandle,
+  type WatchHandle,
+  type WatchOptions,
+  type WatchTarget,
+  watchTarget,
+} from "./watch-target.js";
 
 /** Payload of the `"interrupt"` event: emitted after every escalation step has been taken. */
 export interface InterruptEvent<E extends GuardError = GuardError> {
@@ -53,12 +49,6 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
-/** Options of `watch()`. */
-export interface WatchOptions {
-  /** Aborting it acts as `close()`. */
-  signal?: AbortSignal;
-}
-
 /** What `run()` passes to a MemGuard's task. */
 export interface MemRunContext {
   /** Aborted at level 0 with the guard's error as `reason`, or when an outer guard or `options.signal` aborts. */
@@ -81,32 +71,6 @@ export interface ActiveTimeGuard extends ActiveGuard {
   progress(): void;
 }
 
-/** What a watched target is. */
-export type WatchTarget = ChildProcess | Worker | { pid: number };
-
-/** How a watched target ended. */
-export interface WatchResult<E extends GuardError = GuardError> {
-  /** Its exit code (`null` for a `{ pid }` target or after a signal). */
-  code: number | null;
-  /** The signal that ended it (`null` for a Worker or a `{ pid }` target). */
-  signal: string | null;
-  /** The error of the highest level the guard sent, or `null` when it did not act. */
-  error: E | null;
-}
-
-/** `watch()`'s handle: a real promise of the result, plus `close()`. */
-export type WatchHandle<E extends GuardError = GuardError> = Promise<WatchResult<E>> &
-  AsyncDisposable & {
-    /** Stops guarding without touching the target; idempotent. The promise still settles when it exits. */
-    close(): Promise<void>;
-  };
-
-/** A TimeGuard's `watch()` handle. */
-export type TimeWatchHandle = WatchHandle<ExecutionTimeout> & {
-  /** Restarts the time limit. */
-  progress(): void;
-};
-
 /** A function wrapped by `guard.wrap(fn)`: every call is a `run()`. */
 export type Wrapped<A extends unknown[], R, G> = ((...args: A) => Promise<Awaited<R>>) & {
   /** The guard. */
@@ -125,23 +89,6 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
     (typeof value === "object" || typeof value === "function") &&
     typeof (value as { then?: unknown }).then === "function"
   );
-}
-
-function optionsSignal(options: unknown, where: string): AbortSignal | undefined {
-  if (options === undefined) return undefined;
-  if (typeof options !== "object" || options === null) {
-    throw optionError(ErrorCode.INVALID_OPTION, where, options, "an object", GuardError);
-  }
-  for (const [key, value] of Object.entries(options)) {
-    if (value === undefined) continue;
-    if (key !== "signal") {
-      throw optionError(ErrorCode.INVALID_OPTION, key, value, "no such option", GuardError);
-    }
-    if (!(value instanceof AbortSignal)) {
-      throw optionError(ErrorCode.INVALID_OPTION, "signal", value, "an AbortSignal", GuardError);
-    }
-  }
-  return (options as { signal?: AbortSignal }).signal;
 }
 
 /** A TimeGuard task's context; `progress` is created on first access (destructuring included). */
@@ -178,25 +125,10 @@ class MemContext implements MemRunContext {
   }
 }
 
-/** Polls a `{ pid }` target until it is gone, even after `close()` (the handle still settles then). */
-class PidPoll implements Tickable {
-  constructor(
-    readonly pid: number,
-    readonly interval: number,
-    readonly logger: GuardHost["config"]["logger"],
-    readonly gone: () => void,
-  ) {
-    tickerFor(interval).add(this);
-  }
-
-  tick(): void {
-    if (isAlive(this.pid)) return;
-    tickerFor(this.interval).delete(this);
-    this.gone();
-  }
-}
-
-/** What both guard kinds share: configuration, events, and the four ways to start an activation. */
+/**
+ * What both guard kinds share: configuration, events, and the in-process ways to start an activation (`run`,
+ * `wrap`, `enter`); each kind's `watch()` hands itself to {@link watchTarget}.
+ */
 abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents<E>> implements GuardHost {
   readonly config: TimeConfig | MemConfig;
   /** Activations that have not ended. */
@@ -300,86 +232,6 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
     };
     return { activation, handle };
   }
-
-  /**
-   * Guards another process or a worker: the escalation ladder of the guard's `interruptType`, to its process
-   * group when it leads one. The handle settles when the target exits; it never rejects for the guard.
-   */
-  protected watchTarget(target: WatchTarget, options?: WatchOptions): WatchHandle<E> & { progress(): void } {
-    const kind = classify(target);
-    const signal = optionsSignal(options, "options");
-    let resolve!: (result: WatchResult<E>) => void;
-    const promise = new Promise<WatchResult<E>>((done) => {
-      resolve = done;
-    });
-    let activation: Activation | undefined;
-    let closed = false;
-    const close = (): Promise<void> => {
-      closed = true;
-      activation?.end();
-      return Promise.resolve();
-    };
-    const handle = Object.assign(promise, {
-      close,
-      [Symbol.asyncDispose]: close, // `await using watched = guard.watch(child)`
-      progress: (): void => activation?.progress(),
-    });
-    const result = (code: number | null, exitSignal: string | null): WatchResult<E> => ({
-      code,
-      signal: exitSignal,
-      error: (activation?.topError ?? null) as E | null,
-    });
-    const start = (guardTarget: Target) =>
-      new Activation(this, {
-        target: guardTarget,
-        parent: undefined,
-        signal,
-        onExternal: "close",
-        ownProcess: kind === "worker",
-        onEnd: () => {
-          if (signal?.aborted) closed = true;
-        },
-      });
-
-    if (kind === "child") {
-      const child = target as ChildProcess;
-      if (child.pid === undefined) resolve(result(null, null));
-      else if (child.exitCode !== null || child.signalCode !== null) {
-        resolve(result(child.exitCode, child.signalCode));
-      } else {
-        const processTarget = new ProcessTarget(child.pid, child, this.reason, this.config);
-        activation = start(processTarget);
-        child.once("exit", (code, exitSignal) => {
-          if (!closed) processTarget.sweep();
-          activation!.end();
-          resolve(result(code, exitSignal));
-        });
-      }
-    } else if (kind === "worker") {
-      const worker = target as Worker;
-      if (worker.threadId === -1) resolve(result(null, null));
-      else {
-        activation = start(new WorkerTarget(worker, this.reason, this.config));
-        worker.once("exit", (code) => {
-          activation!.end();
-          resolve(result(code, null));
-        });
-      }
-    } else {
-      const { pid } = target as { pid: number };
-      if (!isAlive(pid)) resolve(result(null, null));
-      else {
-        const processTarget = new ProcessTarget(pid, undefined, this.reason, this.config);
-        activation = start(processTarget);
-        new PidPoll(pid, this.config.checkIntervalMs, this.config.logger, () => {
-          if (!closed) processTarget.sweep();
-          activation!.end();
-          resolve(result(null, null));
-        });
-      }
-    }
-    return handle;
-  }
 }
 
 /** Settles with the task's result once it settles, ending the activation first. */
@@ -391,22 +243,6 @@ async function settle<R>(activation: Activation, result: PromiseLike<R>): Promis
   } finally {
     activation.end();
   }
-}
-
-function classify(target: unknown): "child" | "worker" | "pid" {
-  if (target instanceof ChildProcess) return "child";
-  if (target instanceof Worker) return "worker";
-  if (typeof target === "object" && target !== null) {
-    const pid = (target as { pid?: unknown }).pid;
-    if (typeof pid === "number" && Number.isInteger(pid) && pid > 0) return "pid";
-  }
-  throw optionError(
-    ErrorCode.INVALID_OPTION,
-    "target",
-    target,
-    "a ChildProcess, a Worker or { pid: positive integer }",
-    GuardError,
-  );
 }
 
 /**
@@ -448,7 +284,7 @@ export class TimeGuard extends Guard<ExecutionTimeout, TimeRunContext> {
 
   /** Guards a child process, a worker or a pid; see the README's escalation matrix. */
   watch(target: WatchTarget, options?: WatchOptions): TimeWatchHandle {
-    return this.watchTarget(target, options);
+    return watchTarget<ExecutionTimeout>(this, this.reason, target, options);
   }
 }
 
@@ -481,7 +317,7 @@ export class MemGuard extends Guard<MemoryLimitExceeded, MemRunContext> {
 
   /** Guards a child process, a worker or a pid; see the README's escalation matrix. */
   watch(target: WatchTarget, options?: WatchOptions): WatchHandle<MemoryLimitExceeded> {
-    const handle = this.watchTarget(target, options);
+    const handle = watchTarget<MemoryLimitExceeded>(this, this.reason, target, options);
     delete (handle as { progress?: unknown }).progress;
     return handle;
   }

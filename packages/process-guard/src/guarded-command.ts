@@ -1,10 +1,11 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { type Logger, loggerOption, signalExitCode } from "@x/core";
 import { z } from "zod";
-import { type InterruptEvent, memGuard, type TimeWatchHandle, timeGuard, type WatchHandle } from "./guard.js";
+import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
 import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
+import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
 /** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
 export const GuardedExitCode = {

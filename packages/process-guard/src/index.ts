@@ -19,14 +19,9 @@ export {
   type RunOptions,
   TimeGuard,
   type TimeRunContext,
-  type TimeWatchHandle,
   type TimeWrapped,
   timeGuard,
   type WarningEvent,
-  type WatchHandle,
-  type WatchOptions,
-  type WatchResult,
-  type WatchTarget,
   type Wrapped,
 } from "./guard.js";
 export {
@@ -48,3 +43,10 @@ export {
 export { type ProgressTarget, progressLoop } from "./progress-loop.js";
 export { runSync } from "./run-sync.js";
 export type { InterruptMessage, InterruptReason, Level } from "./targets.js";
+export type {
+  TimeWatchHandle,
+  WatchHandle,
+  WatchOptions,
+  WatchResult,
+  WatchTarget,
+} from "./watch-target.js";

@@ -1,4 +1,4 @@
-import { type Logger, loggerOption, parseOptions } from "@x/core";
+import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
 import { z } from "zod";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 
@@ -214,4 +214,30 @@ export function runSyncConfig(input: unknown): RunSyncConfig {
     maxBytes: o.maxMemoryBytes,
     absolute: o.absolute ?? true,
   };
+}
+
+/**
+ * Validates the options of `run()` or `watch()`, whose only option is `signal`, and returns that signal.
+ * Keys whose value is `undefined` count as absent.
+ *
+ * @param options - the options argument, possibly `undefined`
+ * @param where - the name of the argument, for the message when it is not an object
+ * @throws `ERR_X_GUARD_INVALID_OPTION` for a non-object, an unknown option or a `signal` that is not an
+ *   `AbortSignal`
+ */
+export function optionsSignal(options: unknown, where: string): AbortSignal | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== "object" || options === null) {
+    throw optionError(ErrorCode.INVALID_OPTION, where, options, "an object", GuardError);
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (value === undefined) continue;
+    if (key !== "signal") {
+      throw optionError(ErrorCode.INVALID_OPTION, key, value, "no such option", GuardError);
+    }
+    if (!(value instanceof AbortSignal)) {
+      throw optionError(ErrorCode.INVALID_OPTION, "signal", value, "an AbortSignal", GuardError);
+    }
+  }
+  return (options as { signal?: AbortSignal }).signal;
 }

@@ -8,7 +8,7 @@ import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
 import { prepareSocketPath, WorkerServer } from "./worker-server.js";
 
-/** Options of {@link startSupervisor}. */
+/** Options of {@link startSupervisor} (and {@link Supervisor.start}). */
 export interface SupervisorOptions {
   /** Path of the SQLite database (created if missing, migrated to schema version 2). */
   db: string;
@@ -41,9 +41,6 @@ const optionsSchema = z.strictObject({
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
-/** Starts a constructed daemon's parts; defined in {@link Supervisor}'s static block (it reaches private fields). */
-let startParts: (sup: Supervisor, socket: string, socketMode: number, signal?: AbortSignal) => Promise<void>;
-
 /**
  * The running daemon: an `EventEmitter` of {@link SupervisorEvents} (`job`, `done`, `ingest`, `run`,
  * `reject`); it never emits `error`.
@@ -58,22 +55,14 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #closing: Promise<void> | undefined;
   #logger: Logger;
 
-  static {
-    startParts = async (sup, socket, socketMode, signal) => {
-      await sup.#directory.start();
-      signal?.throwIfAborted();
-      await sup.#server.listen(socket, socketMode);
-      signal?.throwIfAborted();
-    };
-  }
-
   /**
-   * @internal use {@link startSupervisor}
+   * Builds the daemon's parts, none of them started yet: {@link Supervisor.start} starts them.
+   *
    * @param storage - an open, upgraded storage, owned by the daemon from now on
    * @param fetchersDir - the fetcher directory
    * @param logger - the daemon's logger
    */
-  constructor(storage: SupervisorStorage, fetchersDir: string, logger: Logger) {
+  private constructor(storage: SupervisorStorage, fetchersDir: string, logger: Logger) {
     super();
     this.storage = storage;
     this.#logger = logger;
@@ -92,6 +81,43 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
     this.#server = new WorkerServer(storage, this.#directory, context);
     this.#checkpointer = startCheckpointer(storage, this.#server, logger);
+  }
+
+  /**
+   * Starts the daemon: checks the socket path, opens and migrates the database, ingests the fetcher
+   * directory (and deletes the runs whose files vanished), then listens. Resolves once workers can be
+   * served. {@link startSupervisor} is the same function.
+   *
+   * @param options - see {@link SupervisorOptions}
+   * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
+   *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
+   */
+  static async start(options: SupervisorOptions): Promise<Supervisor> {
+    const { db, fetchersDir, socket, socketMode, logger, signal } = parseOptions(
+      optionsSchema,
+      options,
+      ErrorCode.INVALID_OPTION,
+      SupervisorError,
+    );
+    signal?.throwIfAborted();
+    await prepareSocketPath(socket);
+    const storage = SupervisorStorage.open(db);
+    let supervisor: Supervisor | undefined;
+    try {
+      storage.upgrade();
+      supervisor = new Supervisor(storage, fetchersDir, logger);
+      await supervisor.#directory.start();
+      signal?.throwIfAborted();
+      await supervisor.#server.listen(socket, socketMode);
+      signal?.throwIfAborted();
+    } catch (error) {
+      if (supervisor) await supervisor.close();
+      else storage.close();
+      throw error;
+    }
+    const started = supervisor;
+    signal?.addEventListener("abort", () => void started.close(), { once: true });
+    return started;
   }
 
   /** Counters since start (a copy). */
@@ -136,29 +162,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
  * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
  *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
  */
-export async function startSupervisor(options: SupervisorOptions): Promise<Supervisor> {
-  const { db, fetchersDir, socket, socketMode, logger, signal } = parseOptions(
-    optionsSchema,
-    options,
-    ErrorCode.INVALID_OPTION,
-    SupervisorError,
-  );
-  signal?.throwIfAborted();
-  await prepareSocketPath(socket);
-  const storage = SupervisorStorage.open(db);
-  let supervisor: Supervisor | undefined;
-  try {
-    storage.upgrade();
-    supervisor = new Supervisor(storage, fetchersDir, logger);
-    await startParts(supervisor, socket, socketMode, signal);
-  } catch (error) {
-    if (supervisor) await supervisor.close();
-    else storage.close();
-    throw error;
-  }
-  const started = supervisor;
-  signal?.addEventListener("abort", () => void started.close(), { once: true });
-  return started;
+export function startSupervisor(options: SupervisorOptions): Promise<Supervisor> {
+  return Supervisor.start(options);
 }
 
 /** Time between background WAL checkpoints, in ms. */
