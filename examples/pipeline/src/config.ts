@@ -1,4 +1,4 @@
-import { parseCommandLine, UsageError } from "@x/core";
+import { parseCommandLine, UsageError } from "@x/core/internal";
 
 /** Everything one demo run needs to know, resolved from the command line. */
 export interface DemoConfig {

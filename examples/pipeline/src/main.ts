@@ -1,11 +1,5 @@
-import {
-  createConsoleLogger,
-  createStatusLine,
-  ExitCode,
-  onShutdownSignals,
-  signalExitCode,
-  UsageError,
-} from "@x/core";
+import { createConsoleLogger } from "@x/core";
+import { createStatusLine, ExitCode, onShutdownSignals, signalExitCode, UsageError } from "@x/core/internal";
 import { HELP, parseConfig } from "./config.js";
 import { type LiveState, runPipeline } from "./pipeline.js";
 import { checkReport, formatSummary, progressText } from "./summary.js";

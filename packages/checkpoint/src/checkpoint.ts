@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
-import { describeValue, type Logger } from "@x/core";
+import type { Logger } from "@x/core";
+import { describeValue } from "@x/core/internal";
 import { type CheckpointKeys, checkpointKeys, type DependencyKeys } from "./cache-keys.js";
 import { CallLock } from "./call-lock.js";
 import {

@@ -1,4 +1,4 @@
-import { parseOptions } from "@x/core";
+import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import type { Checkpoint } from "./checkpoint.js";
 import { describeObject } from "./describe.js";

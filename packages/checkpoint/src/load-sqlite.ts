@@ -1,4 +1,4 @@
-import { requireOptionalPeer } from "@x/core";
+import { requireOptionalPeer } from "@x/core/internal";
 import type BetterSqlite3 from "better-sqlite3";
 import { CheckpointError, ErrorCode } from "./errors.js";
 

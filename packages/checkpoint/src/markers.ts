@@ -1,5 +1,5 @@
 import { types } from "node:util";
-import { describeValue } from "@x/core";
+import { describeValue } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "./errors.js";
 
 /** Whether `value` is a `Date` (from any realm) holding a valid time. */

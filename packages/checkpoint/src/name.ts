@@ -1,4 +1,4 @@
-import { parseOptions } from "@x/core";
+import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "./errors.js";
 

@@ -1,4 +1,4 @@
-import { optionError } from "@x/core";
+import { optionError } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "./errors.js";
 
 /**

@@ -1,4 +1,5 @@
-import { type Cache, describeValue } from "@x/core";
+import type { Cache } from "@x/core";
+import { describeValue } from "@x/core/internal";
 import type { CheckpointKeys } from "./cache-keys.js";
 import { CheckpointError, ErrorCode } from "./errors.js";
 import { isMissing } from "./markers.js";

@@ -1,4 +1,4 @@
-import { describeValue } from "@x/core";
+import { describeValue } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "./errors.js";
 import { isPlainObject } from "./snapshot.js";
 

@@ -1,6 +1,7 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type * as api from "./index.js";
-import { optionError, UsageError, XError, type XErrorClass, type XErrorOptions } from "./index.js";
+import { XError, type XErrorOptions } from "./index.js";
+import { optionError, UsageError, type XErrorClass } from "./internal.js";
 
 describe("XError", () => {
   it("is an Error with a code, an explicit name and a cause", () => {

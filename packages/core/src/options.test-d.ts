@@ -1,20 +1,17 @@
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { type BackoffOptions, type Logger, type SleepOptions, sleep } from "./index.js";
 import {
-  type BackoffOptions,
   ExitCode,
-  type Logger,
   loggerOption,
   parseCommandLine,
   parseDurationMs,
   parseOptions,
   parseSizeBytes,
   type ShutdownOptions,
-  type SleepOptions,
   type StatusLine,
   type StatusLineOptions,
-  sleep,
-} from "./index.js";
+} from "./internal.js";
 
 /** The option names that end in `Ms` (durations). */
 type MsKeys<T> = Extract<keyof T, `${string}Ms`>;

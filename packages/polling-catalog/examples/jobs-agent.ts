@@ -6,7 +6,8 @@
  *
  * Run: pnpm --filter @x/polling-catalog example
  */
-import { createConsoleLogger, onShutdownSignals, sleep } from "@x/core";
+import { createConsoleLogger, sleep } from "@x/core";
+import { onShutdownSignals } from "@x/core/internal";
 import { PollingErmrestCatalog, type Row } from "@x/polling-catalog";
 import { type FakeErmrest, startFakeErmrest } from "@x/polling-catalog/testing";
 import amqp from "amqplib";

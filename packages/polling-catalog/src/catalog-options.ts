@@ -1,4 +1,5 @@
-import { type Logger, loggerOption, optionError, parseOptions } from "@x/core";
+import type { Logger } from "@x/core";
+import { loggerOption, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
 

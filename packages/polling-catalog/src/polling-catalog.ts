@@ -1,4 +1,4 @@
-import { parseOptions } from "@x/core";
+import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { amqpUrlFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";

@@ -2,7 +2,7 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { ExitCode, onShutdownSignals, parseDurationMs, parseSizeBytes, UsageError } from "@x/core";
+import { ExitCode, onShutdownSignals, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]

@@ -1,5 +1,6 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { type Logger, loggerOption, signalExitCode } from "@x/core";
+import type { Logger } from "@x/core";
+import { loggerOption, signalExitCode } from "@x/core/internal";
 import { z } from "zod";
 import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
 import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";

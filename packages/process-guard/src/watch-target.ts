@@ -1,6 +1,7 @@
 import { ChildProcess } from "node:child_process";
 import { Worker } from "node:worker_threads";
-import { type Logger, optionError } from "@x/core";
+import type { Logger } from "@x/core";
+import { optionError } from "@x/core/internal";
 import { Activation, type GuardHost } from "./activation.js";
 import { ErrorCode, type ExecutionTimeout, GuardError } from "./errors.js";
 import { optionsSignal } from "./options.js";

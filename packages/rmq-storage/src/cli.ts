@@ -1,14 +1,6 @@
 #!/usr/bin/env node
-import {
-  createConsoleLogger,
-  ExitCode,
-  type LogLevel,
-  onShutdownSignals,
-  parseCommandLine,
-  parseDurationMs,
-  UsageError,
-  XError,
-} from "@x/core";
+import { createConsoleLogger, type LogLevel, XError } from "@x/core";
+import { ExitCode, onShutdownSignals, parseCommandLine, parseDurationMs, UsageError } from "@x/core/internal";
 import { ErrorCode } from "./errors.js";
 import { RmqStorageServer } from "./server.js";
 import { queueStats } from "./stats.js";

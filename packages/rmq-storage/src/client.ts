@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { type Logger, parseOptions, sleep } from "@x/core";
+import { type Logger, sleep } from "@x/core";
+import { parseOptions } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareExchanges, reconnectBackoff, type Topology, topology } from "./amqp.js";

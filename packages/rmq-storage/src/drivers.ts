@@ -1,4 +1,4 @@
-import { requireOptionalPeer } from "@x/core";
+import { requireOptionalPeer } from "@x/core/internal";
 import type BetterSqlite3 from "better-sqlite3";
 import type pg from "pg";
 import { ErrorCode, RmqStorageError } from "./errors.js";

@@ -1,4 +1,4 @@
-import { loggerOption } from "@x/core";
+import { loggerOption } from "@x/core/internal";
 import { z } from "zod";
 
 /** A whole number of `unit` (milliseconds, bytes, pages…) ≥ `min`. */

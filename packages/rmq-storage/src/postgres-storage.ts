@@ -1,4 +1,5 @@
-import { type Logger, loggerOption, parseOptions } from "@x/core";
+import type { Logger } from "@x/core";
+import { loggerOption, parseOptions } from "@x/core/internal";
 import type pg from "pg";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
-import { type Logger, parseOptions, sleep, XError } from "@x/core";
+import { type Logger, sleep, XError } from "@x/core";
+import { parseOptions } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareTopology, reconnectBackoff, redact, type Topology, topology } from "./amqp.js";

@@ -1,4 +1,5 @@
-import { type Logger, loggerOption, parseOptions, silentLogger } from "@x/core";
+import { type Logger, silentLogger } from "@x/core";
+import { loggerOption, parseOptions } from "@x/core/internal";
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { asBuffer, joinPath } from "./bytes.js";

@@ -1,12 +1,5 @@
-import {
-  createConsoleLogger,
-  ExitCode,
-  type LogLevel,
-  logLevels,
-  onShutdownSignals,
-  parseCommandLine,
-  UsageError,
-} from "@x/core";
+import { createConsoleLogger, type LogLevel, logLevels } from "@x/core";
+import { ExitCode, onShutdownSignals, parseCommandLine, UsageError } from "@x/core/internal";
 import { startSupervisor } from "./supervisor.js";
 
 export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket> [options]

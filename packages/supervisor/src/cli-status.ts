@@ -1,4 +1,4 @@
-import { ExitCode, parseCommandLine, UsageError } from "@x/core";
+import { ExitCode, parseCommandLine, UsageError } from "@x/core/internal";
 import { type QueueStatus, readQueueStatus } from "./status.js";
 
 export const statusUsage = `Usage: x-supervisor status <db> [--json]

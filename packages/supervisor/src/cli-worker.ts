@@ -1,5 +1,5 @@
+import { createConsoleLogger } from "@x/core";
 import {
-  createConsoleLogger,
   ExitCode,
   onShutdownSignals,
   parseCommandLine,
@@ -7,7 +7,7 @@ import {
   parseSizeBytes,
   signalExitCode,
   UsageError,
-} from "@x/core";
+} from "@x/core/internal";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { runWorker } from "./run-worker.js";
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { ExitCode, XError } from "@x/core";
+import { XError } from "@x/core";
+import { ExitCode } from "@x/core/internal";
 import { serveCommand, serveUsage } from "./cli-serve.js";
 import { statusCommand, statusUsage } from "./cli-status.js";
 import { workerCommand, workerUsage } from "./cli-worker.js";

@@ -1,4 +1,5 @@
-import { type Logger, loggerOption, parseOptions, sleep } from "@x/core";
+import { type Logger, sleep } from "@x/core";
+import { loggerOption, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { SupervisorClient } from "./client.js";
 import { ErrorCode, SupervisorError } from "./errors.js";

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
-import { type Logger, loggerOption, parseOptions } from "@x/core";
+import type { Logger } from "@x/core";
+import { loggerOption, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
 import { ErrorCode, SupervisorError } from "./errors.js";

@@ -1,0 +1,24 @@
+/**
+ * `@x/core/internal`: the plumbing the @x packages share (option validation, command-line helpers, a status
+ * line, optional peers). It follows semver like the rest of `@x/core`, but it is shaped for the toolkit's
+ * own packages, not for applications.
+ */
+export {
+  ExitCode,
+  onShutdownSignals,
+  parseCommandLine,
+  type ShutdownOptions,
+  signalExitCode,
+  UsageError,
+} from "./command-line.js";
+export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
+export {
+  describeValue,
+  isLogger,
+  loggerOption,
+  optionError,
+  parseOptions,
+  type XErrorClass,
+} from "./options.js";
+export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
+export { parseDurationMs, parseSizeBytes } from "./units.js";
