@@ -1,6 +1,7 @@
 // One test (or group) per row of the README's "Differences from the original (Slipstream)" table.
+
+import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { AsyncCache, at, deferred, expectCode, RecordingCache, recordingDependent } from "../test/helpers.js";
 import { Checkpoint, Dependency, MemoryCache, pausable } from "./index.js";
 

@@ -2,8 +2,8 @@
 // a real child process, so no module cache of this test run can hide a load.
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { installStandIn, packageCopy, runModuleChild } from "@x/test-support/package-copy";
 import { describe, expect, it } from "vitest";
-import { installStandIn, packageCopy, runModuleChild } from "../../../test-support/package-copy.js";
 
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 /** A copy of @x/checkpoint installed with @x/core and zod, but no better-sqlite3. */

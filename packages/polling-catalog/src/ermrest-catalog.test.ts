@@ -1,6 +1,6 @@
 import { XError } from "@x/core";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { closedPort, recordingFetch } from "../test/helpers.js";
 import { startStubServer } from "../test/stub-server.js";
 import {

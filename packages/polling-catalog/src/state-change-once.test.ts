@@ -1,6 +1,6 @@
 import { XError } from "@x/core";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { startStubServer } from "../test/stub-server.js";
 import { type ClaimedEvent, ConcurrentUpdate, HTTPError, PollingErmrestCatalog, type Row } from "./index.js";
 import { type FakeErmrest, startFakeErmrest } from "./testing/index.js";

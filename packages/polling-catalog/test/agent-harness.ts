@@ -1,6 +1,6 @@
-import { recordingLogger } from "../../../test-support/recording-logger.js";
-import { AMQP_URL } from "../../../test-support/services.js";
-import { uniqueName } from "../../../test-support/unique-name.js";
+import { recordingLogger } from "@x/test-support/recording-logger";
+import { AMQP_URL } from "@x/test-support/services";
+import { uniqueName } from "@x/test-support/unique-name";
 import type { AmqpEvent, WakeEvent } from "../src/index.js";
 import { PollingErmrestCatalog } from "../src/index.js";
 import { type FakeErmrest, startFakeErmrest } from "../src/testing/index.js";

@@ -1,10 +1,10 @@
 import { createServer, type Socket } from "node:net";
 import { XError } from "@x/core";
+import { AMQP_URL, requireService } from "@x/test-support/services";
+import { startTcpProxy } from "@x/test-support/tcp-proxy";
+import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
-import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { ConcurrentUpdate, PollingErmrestCatalog } from "../src/index.js";
 import { startAgentHarness } from "./agent-harness.js";
 import { closedPort } from "./helpers.js";

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { AMQP_URL, requireService } from "@x/test-support/services";
 import { beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 

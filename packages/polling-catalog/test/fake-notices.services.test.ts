@@ -1,9 +1,9 @@
+import { AMQP_URL, requireService } from "@x/test-support/services";
+import { startTcpProxy } from "@x/test-support/tcp-proxy";
+import { uniqueName } from "@x/test-support/unique-name";
+import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
-import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
-import { uniqueName } from "../../../test-support/unique-name.js";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { startFakeErmrest } from "../src/testing/index.js";
 import { closedPort } from "./helpers.js";
 import { raw } from "./http.js";

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
+import { AMQP_URL } from "@x/test-support/services";
 import amqp from "amqplib";
 import { afterEach } from "vitest";
-import { AMQP_URL } from "../../../test-support/services.js";
 import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "../src/testing/index.js";
 
 /** For a test file: a function that starts a fake ERMrest on `tables`; each one is closed after its test. */

@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { cleanup, delay, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { describe, expect, it, vi } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { busy, delay } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { ExecutionTimeout } from "./errors.js";

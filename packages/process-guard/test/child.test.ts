@@ -1,7 +1,7 @@
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { once } from "node:events";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { ExecutionTimeout, type GuardError, type InterruptEvent, timeGuard } from "../src/index.js";
 import { isAlive } from "../src/process-info.js";
 import {

@@ -2,8 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { type GuardedInterruptEvent, runGuardedCommand } from "../src/guarded-command.js";
 import { delay, goneWithin, jsonLines, signalLogger } from "./helpers.js";
 

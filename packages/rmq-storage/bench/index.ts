@@ -22,9 +22,9 @@ import { once } from "node:events";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { AMQP_URL, PG_URL, requireService } from "@x/test-support/services";
+import { uniqueName } from "@x/test-support/unique-name";
 import pg from "pg";
-import { AMQP_URL, PG_URL, requireService } from "../../../test-support/services.js";
-import { uniqueName } from "../../../test-support/unique-name.js";
 import {
   openPostgresStorage,
   openSqliteStorage,

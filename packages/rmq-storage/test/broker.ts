@@ -1,5 +1,5 @@
+import { AMQP_URL } from "@x/test-support/services";
 import amqp from "amqplib";
-import { AMQP_URL } from "../../../test-support/services.js";
 import { topology, topologyNames } from "../src/amqp.js";
 
 /** Deletes every queue and exchange of a prefixed topology (what a test declared). */

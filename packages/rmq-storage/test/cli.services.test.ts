@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
+import { AMQP_URL, requireService } from "@x/test-support/services";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
 import { openSqliteStorage, RmqStorageServer } from "../src/index.js";
 import { sandbox, spawnServer } from "./stack.js";
 

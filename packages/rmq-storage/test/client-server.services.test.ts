@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { XError } from "@x/core";
+import { AMQP_URL, requireService } from "@x/test-support/services";
+import { startTcpProxy } from "@x/test-support/tcp-proxy";
+import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
-import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { connectBroker, declareTopology, topology } from "../src/amqp.js";
 import {
   EntityType,

@@ -2,8 +2,8 @@
 // Each check runs in a real child process on a copy of the package installed without the drivers.
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { installStandIn, packageCopy, runModuleChild } from "@x/test-support/package-copy";
 import { describe, expect, it } from "vitest";
-import { installStandIn, packageCopy, runModuleChild } from "../../../test-support/package-copy.js";
 
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 /** A copy of @x/rmq-storage installed with its dependencies, but neither better-sqlite3 nor pg. */

@@ -1,8 +1,8 @@
 import { XError } from "@x/core";
+import { PG_URL, requireService } from "@x/test-support/services";
+import { uniqueName } from "@x/test-support/unique-name";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PG_URL, requireService } from "../../../test-support/services.js";
-import { uniqueName } from "../../../test-support/unique-name.js";
 import { openPostgresStorage, RelationType } from "../src/index.js";
 import { randomId } from "./fixture.js";
 import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";

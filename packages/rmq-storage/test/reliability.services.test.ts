@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
+import { AMQP_URL, requireService } from "@x/test-support/services";
+import { startTcpProxy } from "@x/test-support/tcp-proxy";
+import { waitFor } from "@x/test-support/wait-for";
 import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AMQP_URL, requireService } from "../../../test-support/services.js";
-import { startTcpProxy } from "../../../test-support/tcp-proxy.js";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { EntityType, openSqliteStorage, RmqStorageClient, RmqStorageServer } from "../src/index.js";
 import { queueDepth } from "./broker.js";
 import { apply, type Call, generateFixture } from "./fixture.js";

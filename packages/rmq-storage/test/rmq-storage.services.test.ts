@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AMQP_URL, PG_URL, requireService } from "@x/test-support/services";
+import { uniqueName } from "@x/test-support/unique-name";
 import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
-import { AMQP_URL, PG_URL, requireService } from "../../../test-support/services.js";
-import { uniqueName } from "../../../test-support/unique-name.js";
 import {
   openPostgresStorage,
   openSqliteStorage,

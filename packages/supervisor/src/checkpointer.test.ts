@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { tempDir } from "../test/helpers.js";
 import { Checkpointer } from "./checkpointer.js";
 import { SupervisorStorage } from "./storage.js";

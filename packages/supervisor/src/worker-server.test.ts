@@ -1,7 +1,7 @@
 import { EventEmitter, once } from "node:events";
 import { createRequire } from "node:module";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { describe, expect, it } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { RawConnection, useDaemonPaths } from "../test/harness.js";
 import { type DaemonContext, newStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";

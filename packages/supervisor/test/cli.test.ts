@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorStorage } from "../src/index.js";
 import { runCli, useServeHarness } from "./cli-process.js";
 import { type DaemonPaths, exchange } from "./harness.js";

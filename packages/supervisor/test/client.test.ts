@@ -1,8 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { type Job, runWorker, SupervisorClient } from "../src/index.js";
 import { start, useDaemonPaths } from "./harness.js";
 

@@ -1,7 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { SupervisorClient } from "../src/index.js";
 import { useServeHarness } from "./cli-process.js";
 import { readDb } from "./helpers.js";

@@ -11,9 +11,9 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
+import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../../../test-support/wait-for.js";
 import { type Supervisor, SupervisorStorage, startSupervisor } from "../src/index.js";
 import { type DaemonPaths, exchange, RawConnection, start, useDaemonPaths } from "./harness.js";
 

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterEach } from "vitest";
-import { recordingLogger } from "../../../test-support/recording-logger.js";
 import { type Supervisor, startSupervisor } from "../src/index.js";
 import { tempDir } from "./helpers.js";
 
