@@ -1,14 +1,16 @@
 export { type ClientEvents, RmqStorageClient, type RmqStorageClientOptions } from "./client.js";
 export { ErrorCode, RmqStorageError } from "./errors.js";
 export { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
-export { openPostgresStorage, PostgresStorage, type PostgresStorageOptions } from "./postgres-storage.js";
-export { resolveDates, resolveDirectory, resolveRelation, resolveRevision } from "./resolve.js";
-export { type Item, routingKey, splitRanges } from "./routing.js";
+export {
+  openPostgresStorage,
+  type PostgresStorage,
+  type PostgresStorageOptions,
+} from "./postgres-storage.js";
 export { RmqStorageServer, type RmqStorageServerOptions, type ServerEvents } from "./server.js";
 export {
   openSqliteStorage,
   SQLITE_SCHEMA_VERSION,
-  SqliteStorage,
+  type SqliteStorage,
   type SqliteStorageOptions,
 } from "./sqlite-storage.js";
 export {

@@ -2,7 +2,6 @@ import { describe, expectTypeOf, it } from "vitest";
 import {
   type DirectoryData,
   EntityType,
-  type Item,
   MAX_TIMESTAMP,
   MIN_TIMESTAMP,
   openPostgresStorage,
@@ -16,17 +15,20 @@ import {
   type RevisionData,
   RmqStorageClient,
   RmqStorageServer,
+  type Sha1,
+  type SQLITE_SCHEMA_VERSION,
+  type SqliteStorage,
+  type Timestamp,
+} from "./index.js";
+import {
+  type Item,
   resolveDates,
   resolveDirectory,
   resolveRelation,
   resolveRevision,
   routingKey,
-  type Sha1,
-  type SQLITE_SCHEMA_VERSION,
-  type SqliteStorage,
   splitRanges,
-  type Timestamp,
-} from "./index.js";
+} from "./routing-entry.js";
 
 declare const storage: ProvenanceStorage;
 declare const sqlite: SqliteStorage;

@@ -5,4 +5,4 @@ export { jitterHash } from "./jitter-hash.js";
 export { type RunWorkerOptions, runWorker } from "./run-worker.js";
 export { type FetcherRunStatus, type QueueStatus, readQueueStatus } from "./status.js";
 export { type DispatchRequest, type FetcherRun, type Job, SupervisorStorage } from "./storage.js";
-export { Supervisor, type SupervisorOptions, startSupervisor } from "./supervisor.js";
+export { type Supervisor, type SupervisorOptions, startSupervisor } from "./supervisor.js";
