@@ -4,4 +4,5 @@ export default packageBuild({
   index: "src/index.ts",
   cli: "src/cli.ts",
   "server-process": "src/server-process.ts",
+  routing: "src/routing-entry.ts",
 });
