@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { testTempDir } from "@x/test-support/temp-dir";
 import type BetterSqlite3 from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { at, expectCode, recordingDependent } from "../test/helpers.js";
 import { Checkpoint, Dependency, SqliteCache } from "./index.js";
 
@@ -11,23 +11,20 @@ const Database = createRequire(import.meta.url)("better-sqlite3") as typeof Bett
 
 let dir: string;
 let file: string;
-const opened: SqliteCache[] = [];
 
-/** A cache on this test's file, closed after the test. */
+/** A cache on this test's file, closed when the test finishes (before its directory is removed). */
 function open(path = file): SqliteCache {
   const cache = new SqliteCache(path);
-  opened.push(cache);
+  onTestFinished(() => cache.close());
   return cache;
 }
 
+// Each test's directory is removed when the test finishes. Registered here, before the test opens any
+// cache in it, the removal runs after those caches are closed: Vitest runs `onTestFinished` callbacks in
+// reverse order of registration.
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "x-checkpoint-sqlite-"));
+  dir = testTempDir("x-checkpoint-sqlite-");
   file = join(dir, "cache.db");
-});
-
-afterEach(async () => {
-  for (const cache of opened.splice(0)) await cache.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const rich = {
@@ -145,12 +142,13 @@ describe("SqliteCache", () => {
     const disposed = new SqliteCache(file);
     await disposed[Symbol.asyncDispose]();
     await expectCode(() => disposed.get("k"), "ERR_X_CHECKPOINT_CACHE_CLOSED");
+    let outOfScope: SqliteCache | undefined;
     {
       await using scoped = new SqliteCache(file);
       scoped.set("scoped", true);
-      opened.push(scoped);
+      outOfScope = scoped;
     }
-    await expectCode(() => opened.at(-1)?.get("scoped"), "ERR_X_CHECKPOINT_CACHE_CLOSED");
+    await expectCode(() => outOfScope?.get("scoped"), "ERR_X_CHECKPOINT_CACHE_CLOSED");
   });
 
   it("a path that cannot be opened as a database throws ERR_X_CHECKPOINT_CACHE_OPEN with the driver's error", async () => {
@@ -207,10 +205,11 @@ describe("SqliteCache", () => {
 
   it("a checkpoint on a file resumes after a restart in the middle of a downtime", async () => {
     const dependent = recordingDependent();
-    const before = new Checkpoint("orders", { dependencies: [new Dependency("prices")], cache: open() });
+    const first = open();
+    const before = new Checkpoint("orders", { dependencies: [new Dependency("prices")], cache: first });
     await before.checkPulse(at(0), { offset: 10n });
     await before.checkPulse(at(11), { offset: 11n });
-    await opened[0]?.close();
+    await first.close();
 
     const recovered: unknown[] = [];
     const after = new Checkpoint("orders", {

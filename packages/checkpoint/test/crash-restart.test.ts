@@ -1,24 +1,20 @@
 // A process killed with SIGKILL in the middle of a downtime, and a new process on the same SQLite file:
 // the new one starts paused, before it pulls a single record, and recovers with the saved offsets.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterEach, expect, it } from "vitest";
+import { testTempDir } from "@x/test-support/temp-dir";
+import { expect, it, onTestFinished } from "vitest";
 
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-const children: ChildProcess[] = [];
-let dir: string | undefined;
 
-afterEach(() => {
-  for (const child of children.splice(0)) child.kill("SIGKILL");
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Starts a child Node on a module script and collects its stdout lines. */
+/**
+ * Starts a child Node on a module script and collects its stdout lines. The child gets SIGKILL when the
+ * current test finishes; Vitest runs `onTestFinished` callbacks in reverse order of registration, so that
+ * happens before the test's directory, made earlier, is removed.
+ */
 function start(script: string) {
   const child = spawn(
     process.execPath,
@@ -28,7 +24,9 @@ function start(script: string) {
       stdio: ["ignore", "pipe", "inherit"],
     },
   );
-  children.push(child);
+  onTestFinished(() => {
+    child.kill("SIGKILL");
+  });
   const lines: string[] = [];
   let buffer = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -59,7 +57,7 @@ const common = (file: string) => `
 `;
 
 it("a restart after SIGKILL during a downtime is paused before the first record and recovers the offsets", async () => {
-  dir = mkdtempSync(join(tmpdir(), "x-checkpoint-crash-"));
+  const dir = testTempDir("x-checkpoint-crash-");
   const file = join(dir, "checkpoints.db");
 
   const first = start(`${common(file)}

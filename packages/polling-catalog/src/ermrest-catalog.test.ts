@@ -1,7 +1,7 @@
 import { XError } from "@x/core";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { afterEach, describe, expect, it } from "vitest";
-import { closedPort, recordingFetch } from "../test/helpers.js";
+import { describe, expect, it } from "vitest";
+import { closedPort, recordingFetch, startTestFake } from "../test/helpers.js";
 import { startStubServer } from "../test/stub-server.js";
 import {
   ConcurrentUpdate,
@@ -10,26 +10,17 @@ import {
   HTTPError,
   NotModified,
 } from "./index.js";
-import { type FakeErmrest, startFakeErmrest } from "./testing/index.js";
-
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((resource) => resource.close()));
-});
 
 async function setup(options: Partial<ErmrestCatalogOptions> = {}) {
-  const fake: FakeErmrest = await startFakeErmrest({
-    tables: {
-      "S:Job": {
-        key: ["id"],
-        rows: [
-          { id: 1, state: "new" },
-          { id: 2, state: "new" },
-        ],
-      },
+  const fake = await startTestFake({
+    "S:Job": {
+      key: ["id"],
+      rows: [
+        { id: 1, state: "new" },
+        { id: 2, state: "new" },
+      ],
     },
   });
-  open.push(fake);
   const recorder = recordingFetch();
   const catalog = new ErmrestCatalog({
     scheme: "http",
@@ -211,11 +202,10 @@ describe("responses and errors", () => {
 
   it("cuts the body in the message to 500 characters", async () => {
     const long = "x".repeat(800);
-    const stub = await startStubServer((_request, response) => {
+    await using stub = await startStubServer((_request, response) => {
       response.writeHead(400, { "Content-Type": "text/plain" });
       response.end(long);
     });
-    open.push(stub);
     const catalog = new ErmrestCatalog({ scheme: "http", server: stub.server, catalogId: 1 });
     const error = (await catalog.get("/x").catch((e: unknown) => e)) as HTTPError;
     expect(error.body).toBe(long);
@@ -382,12 +372,11 @@ describe("retries", () => {
 
   it("honours Retry-After in seconds", async () => {
     let hits = 0;
-    const stub = await startStubServer((_request, response) => {
+    await using stub = await startStubServer((_request, response) => {
       hits++;
       if (hits === 1) response.writeHead(503, { "Retry-After": "1" }).end("busy");
       else response.writeHead(200, { "Content-Type": "application/json" }).end("[]");
     });
-    open.push(stub);
     const catalog = new ErmrestCatalog({ scheme: "http", server: stub.server, catalogId: 1 });
     const started = performance.now();
     expect((await catalog.get("/x")).status).toBe(200);

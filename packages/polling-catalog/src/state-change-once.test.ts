@@ -1,14 +1,9 @@
 import { XError } from "@x/core";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { startTestFake } from "../test/helpers.js";
 import { startStubServer } from "../test/stub-server.js";
 import { type ClaimedEvent, ConcurrentUpdate, HTTPError, PollingErmrestCatalog, type Row } from "./index.js";
-import { type FakeErmrest, startFakeErmrest } from "./testing/index.js";
-
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((resource) => resource.close()));
-});
 
 const query = "/entity/S:Job/state=new?limit=1";
 const update = "/attributegroup/S:Job/RID;state";
@@ -16,10 +11,7 @@ const claim = (row: Row) => ({ RID: row.RID, state: "claimed" });
 
 async function setup(count = 3) {
   const rows = Array.from({ length: count }, (_, i) => ({ id: i + 1, state: "new" }));
-  const fake: FakeErmrest = await startFakeErmrest({
-    tables: { "S:Job": { key: ["id"], columns: ["state"], rows } },
-  });
-  open.push(fake);
+  const fake = await startTestFake({ "S:Job": { key: ["id"], columns: ["state"], rows } });
   const recorder = recordingLogger();
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
@@ -173,10 +165,9 @@ describe("stateChangeOnce", () => {
   });
 
   it("rejects with ERR_X_POLLING_CATALOG_BAD_RESPONSE when the query does not answer a JSON array", async () => {
-    const stub = await startStubServer((_request, response) => {
+    await using stub = await startStubServer((_request, response) => {
       response.writeHead(200, { "Content-Type": "application/json", ETag: '"e"' }).end('{"not":"an array"}');
     });
-    open.push(stub);
     const catalog = new PollingErmrestCatalog({ scheme: "http", server: stub.server, catalogId: 1 });
     const error = await catalog.stateChangeOnce("/entity/S:Job", update, claim).catch((e: unknown) => e);
     expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_RESPONSE")).toBe(true);

@@ -4,7 +4,7 @@ import { AMQP_URL, requireService } from "@x/test-support/services";
 import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ChannelModel } from "amqplib";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { ConcurrentUpdate, PollingErmrestCatalog } from "../src/index.js";
 import { startAgentHarness } from "./agent-harness.js";
 import { closedPort } from "./helpers.js";
@@ -18,26 +18,22 @@ afterAll(async () => {
   await broker?.close();
 });
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 /** A TCP server on 127.0.0.1 that accepts connections and never answers (a broker that hangs); closed after the test. */
 async function silentServer(): Promise<{ port: number; sockets: Socket[] }> {
   const sockets: Socket[] = [];
   const silent = createServer((socket) => void sockets.push(socket));
   await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-  cleanups.push(async () => {
+  onTestFinished(async () => {
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => silent.close(resolve));
   });
   return { port: (silent.address() as { port: number }).port, sockets };
 }
 
+/** {@link startAgentHarness}, closed when the current test finishes. */
 async function harness(options?: Parameters<typeof startAgentHarness>[0]) {
   const h = await startAgentHarness(options);
-  cleanups.push(h.close);
+  onTestFinished(h.close);
   return h;
 }
 
@@ -441,7 +437,7 @@ describe("blockingPoll falls back to polling on every AMQP failure (deriva-py fi
     const h = await harness({ notices: false });
     const channel = await broker.createChannel();
     await channel.assertExchange(h.exchange, "direct", { durable: true });
-    cleanups.push(async () => {
+    onTestFinished(async () => {
       await channel.deleteExchange(h.exchange);
       await channel.close();
     });
@@ -475,7 +471,7 @@ describe("blockingPoll falls back to polling on every AMQP failure (deriva-py fi
 
   it("with a lost connection: warns, polls meanwhile, and re-binds 5 s later with a rebind drain", async () => {
     const proxy = await startTcpProxy(AMQP_URL);
-    cleanups.push(() => proxy.close());
+    onTestFinished(() => proxy.close());
     const h = await harness({ agentAmqp: proxy.url });
     let calls = 0;
     const done = h.catalog.blockingPoll(() => void calls++, {

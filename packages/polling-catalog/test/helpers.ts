@@ -1,20 +1,14 @@
 import { createServer } from "node:net";
 import { AMQP_URL } from "@x/test-support/services";
 import amqp from "amqplib";
-import { afterEach } from "vitest";
+import { onTestFinished } from "vitest";
 import { type FakeErmrest, type FakeErmrestOptions, startFakeErmrest } from "../src/testing/index.js";
 
-/** For a test file: a function that starts a fake ERMrest on `tables`; each one is closed after its test. */
-export function useFakeErmrest(): (tables: FakeErmrestOptions["tables"]) => Promise<FakeErmrest> {
-  const open: FakeErmrest[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((fake) => fake.close()));
-  });
-  return async (tables) => {
-    const fake = await startFakeErmrest({ tables });
-    open.push(fake);
-    return fake;
-  };
+/** Starts a fake ERMrest on `tables`, closed when the current test finishes. */
+export async function startTestFake(tables: FakeErmrestOptions["tables"]): Promise<FakeErmrest> {
+  const fake = await startFakeErmrest({ tables });
+  onTestFinished(() => fake.close());
+  return fake;
 }
 
 /** Deletes an exchange a test declared, ignoring errors. */

@@ -2,8 +2,8 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { afterEach, describe, expect, it } from "vitest";
-import { cleanup, delay, signalLogger, startLogger } from "../test/helpers.js";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterTest, delay, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
@@ -170,14 +170,12 @@ describe("MemGuard in-process", () => {
 });
 
 describe("memory measurement", () => {
-  let child: ReturnType<typeof spawn> | undefined;
-  afterEach(() => cleanup(child));
-
   it("reads a pid's RSS and its tree (descendants included), from /proc and through ps and pidusage", async () => {
     const logged = startLogger(["--grandchild", "--allocate-mb", "64"], { detached: true });
-    child = logged.child;
-    await logged.waitFor((e) => e.ready === true && e.pid === child!.pid);
-    await logged.waitFor((e) => e.ready === true && e.pid !== child!.pid);
+    const child = logged.child;
+    cleanupAfterTest(child);
+    await logged.waitFor((e) => e.ready === true && e.pid === child.pid);
+    await logged.waitFor((e) => e.ready === true && e.pid !== child.pid);
     const pid = child.pid!;
     const rss = (await rssOf(pid)) as number;
     const tree = (await treeRssOf(pid)) as number;
@@ -207,9 +205,10 @@ describe("memory measurement", () => {
   it("refuses heap for a child or pid, and for a Worker without getHeapStatistics, with ERR_X_GUARD_UNSUPPORTED", async () => {
     const guard = memGuard({ maxMemoryBytes: 1024, metric: "heap" });
     const logged = startLogger();
-    child = logged.child;
-    expect(() => guard.watch(child!)).toThrow(expect.objectContaining({ code: "ERR_X_GUARD_UNSUPPORTED" }));
-    expect(() => guard.watch({ pid: child!.pid! })).toThrow(
+    const child = logged.child;
+    cleanupAfterTest(child);
+    expect(() => guard.watch(child)).toThrow(expect.objectContaining({ code: "ERR_X_GUARD_UNSUPPORTED" }));
+    expect(() => guard.watch({ pid: child.pid! })).toThrow(
       expect.objectContaining({ code: "ERR_X_GUARD_UNSUPPORTED" }),
     );
     const worker = new Worker("setTimeout(() => {}, 200)", { eval: true });
@@ -221,7 +220,7 @@ describe("memory measurement", () => {
 
   it("stops a child whose process tree grows over the limit (metric tree)", async () => {
     const guard = memGuard({ maxMemoryBytes: 200 * 1024 ** 2, metric: "tree", checkIntervalMs: 20 });
-    child = spawn(
+    const child = spawn(
       process.execPath,
       [signalLogger, "--grandchild", "--allocate-mb", "160", "--exit-on", "SIGINT"],
       {
@@ -229,6 +228,7 @@ describe("memory measurement", () => {
         stdio: "ignore",
       },
     );
+    cleanupAfterTest(child);
     const result = await guard.watch(child);
     expect(result.code).toBe(3);
     expect(result.error).toMatchObject({ metric: "tree", level: 0 });

@@ -1,11 +1,11 @@
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { fork, spawn } from "node:child_process";
 import { once } from "node:events";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { ExecutionTimeout, type GuardError, type InterruptEvent, timeGuard } from "../src/index.js";
 import { isAlive } from "../src/process-info.js";
 import {
-  cleanup,
+  cleanupAfterTest,
   delay,
   exited,
   goneWithin,
@@ -15,24 +15,18 @@ import {
   startLogger,
 } from "./helpers.js";
 
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) cleanup(child);
-  vi.restoreAllMocks();
-});
-
-/** Starts the signal logger and waits until its handlers are installed. */
+/** Starts the signal logger and waits until its handlers are installed; killed when the test finishes. */
 async function ready(args: string[], options: Parameters<typeof startLogger>[1] = {}): Promise<Logged> {
   const logged = startLogger(args, options);
-  children.push(logged.child);
+  cleanupAfterTest(logged.child);
   await logged.waitFor((e) => e.ready === true && e.pid === logged.child.pid);
   return logged;
 }
 
-/** A fork of the logger with an IPC channel. */
+/** A fork of the logger with an IPC channel; killed when the test finishes. */
 async function readyFork(args: string[]): Promise<Logged> {
   const child = fork(signalLogger, args, { stdio: ["ignore", "pipe", "inherit", "ipc"] });
-  children.push(child);
+  cleanupAfterTest(child);
   const { collect } = await import("./helpers.js");
   const logged = collect(child);
   await logged.waitFor((e) => e.ready === true);
@@ -155,7 +149,7 @@ describe("watch(child): process groups", () => {
     const grandchild = await leader.waitFor((e) => e.ready === true && e.pid !== leader.child.pid);
     const member = await ready(["--grandchild"]);
     const memberChild = await member.waitFor((e) => e.ready === true && e.pid !== member.child.pid);
-    children.push({ pid: memberChild.pid } as ChildProcess); // not in a group of its own: clean it up by pid
+    cleanupAfterTest({ pid: memberChild.pid }); // not in a group of its own: clean it up by pid
     const guard = timeGuard(fast);
     const actions: string[] = [];
     guard.on("interrupt", (e) => e.level === 0 && actions.push(e.action));
@@ -183,7 +177,7 @@ describe("watch(child): process groups", () => {
   it("does not sweep when the guard sent nothing, or after close()", async () => {
     const quiet = await ready(["--grandchild", "--exit-after", "100"], { detached: true });
     const quietGrandchild = await quiet.waitFor((e) => e.ready === true && e.pid !== quiet.child.pid);
-    children.push({ pid: quietGrandchild.pid } as ChildProcess);
+    cleanupAfterTest({ pid: quietGrandchild.pid });
     const result = await timeGuard({ timeoutMs: 30_000, checkIntervalMs: 20 }).watch(quiet.child);
     expect(result).toEqual({ code: 0, signal: null, error: null });
     await delay(100);
@@ -191,7 +185,7 @@ describe("watch(child): process groups", () => {
 
     const closing = await ready(["--grandchild"], { detached: true });
     const closingGrandchild = await closing.waitFor((e) => e.ready === true && e.pid !== closing.child.pid);
-    children.push({ pid: closingGrandchild.pid } as ChildProcess);
+    cleanupAfterTest({ pid: closingGrandchild.pid });
     const guard = timeGuard(fast);
     const handle = guard.watch(closing.child);
     await once(guard, "interrupt"); // level 0 went to the group
@@ -210,7 +204,7 @@ describe("watch(child): process groups", () => {
       ["-c", `"${process.execPath}" --import tsx --conditions=@x/source "${script}" $$; true`],
       { cwd: packageDir, detached: true, stdio: ["ignore", "pipe", "inherit"] },
     );
-    children.push(leader);
+    cleanupAfterTest(leader);
     let output = "";
     leader.stdout!.on("data", (chunk) => (output += chunk));
     await new Promise((resolve) => leader.stdout!.once("close", resolve));
@@ -224,7 +218,7 @@ describe("watch(child): process groups", () => {
 describe("watch(child): results and lifecycle", () => {
   it("resolves with the exit code and a null error when the guard did not act", async () => {
     const child = spawn(process.execPath, ["-e", "process.exit(5)"]);
-    children.push(child);
+    cleanupAfterTest(child);
     const result = await timeGuard({ timeoutMs: 30_000 }).watch(child);
     expect(result).toEqual({ code: 5, signal: null, error: null });
   });
@@ -308,7 +302,7 @@ describe("watch({ pid })", () => {
     const shell = spawn("sh", ["-c", "sleep 0.3 & echo $!; exec sleep 30"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
-    children.push(shell);
+    cleanupAfterTest(shell);
     const pid = await new Promise<number>((resolve) =>
       shell.stdout!.once("data", (d) => resolve(Number(String(d)))),
     );
@@ -327,6 +321,10 @@ describe("watch(child): signal errors", () => {
     vi.spyOn(process, "kill").mockImplementation((target: number, signal?: string | number) => {
       if (target === pid && signal !== 0) throw Object.assign(new Error("kill EPERM"), { code: "EPERM" });
       return kill(target, signal);
+    });
+    // Registered after the child's cleanup, so it runs first: the child is killed with the real process.kill.
+    onTestFinished(() => {
+      vi.restoreAllMocks();
     });
     const { logger, messages } = recordingLogger();
     const guard = timeGuard({ ...fast, gracePeriodMs: 50, logger });
@@ -348,6 +346,10 @@ describe("watch(child): signal errors", () => {
     vi.spyOn(process, "kill").mockImplementation((target: number, signal?: string | number) => {
       if (target === pid && signal !== 0) throw Object.assign(new Error("kill ESRCH"), { code: "ESRCH" });
       return kill(target, signal);
+    });
+    // Registered after the child's cleanup, so it runs first: the child is killed with the real process.kill.
+    onTestFinished(() => {
+      vi.restoreAllMocks();
     });
     const guard = timeGuard(fast);
     const events: GuardError[] = [];

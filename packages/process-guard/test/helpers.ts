@@ -1,5 +1,6 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { onTestFinished } from "vitest";
 
 export const fixtures = fileURLToPath(new URL("./fixtures/", import.meta.url));
 export const packageDir = fileURLToPath(new URL("../", import.meta.url));
@@ -90,8 +91,8 @@ export function exited(child: ChildProcess): Promise<{ code: number | null; sign
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
 }
 
-/** Kills a child and, when it leads one, its process group; for test cleanup. */
-export function cleanup(child: ChildProcess | undefined): void {
+/** Kills a child (or a bare pid) and, when it leads one, its process group; for test cleanup. */
+export function cleanup(child: Pick<ChildProcess, "pid"> | undefined): void {
   if (child?.pid === undefined) return;
   for (const pid of [-child.pid, child.pid]) {
     try {
@@ -100,6 +101,11 @@ export function cleanup(child: ChildProcess | undefined): void {
       // not a group leader, or gone already
     }
   }
+}
+
+/** Kills `child` (or a bare pid) and the group it leads, with {@link cleanup}, when the test finishes. */
+export function cleanupAfterTest(child: Pick<ChildProcess, "pid">): void {
+  onTestFinished(() => cleanup(child));
 }
 
 /** How a Node process ended, and what it printed. */

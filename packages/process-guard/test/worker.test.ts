@@ -1,18 +1,15 @@
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { memGuard, timeGuard } from "../src/index.js";
 import { delay, fixtures } from "./helpers.js";
 
-const workers: Worker[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((worker) => worker.terminate()));
-});
-
-/** Starts the worker fixture; `got` lists the messages it reports back. */
+/** Starts the worker fixture, terminated when the test finishes; `got` lists the messages it reports back. */
 async function start(workerData: object = {}) {
   const worker = new Worker(`${fixtures}worker-logger.mjs`, { workerData });
-  workers.push(worker);
+  onTestFinished(async () => {
+    await worker.terminate();
+  });
   const got: { type: string; reason: string; level: number }[] = [];
   worker.on("message", (message) => {
     if (message.got) got.push(message.got);

@@ -1,19 +1,11 @@
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { tempDir } from "../test/helpers.js";
+import { testTempDir } from "@x/test-support/temp-dir";
+import { describe, expect, it } from "vitest";
 import { runCommandJob } from "./command-job.js";
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
-function dir(): string {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+/** A temporary directory, removed when the current test finishes. */
+const dir = () => testTempDir("x-supervisor-");
 
 const job = { attrPath: "pkg", payload: " 1.0  1.1 " };
 

@@ -1,25 +1,21 @@
 import { join } from "node:path";
+import { testTempDir } from "@x/test-support/temp-dir";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
-import { createOriginalDatabase, tempDir } from "../test/helpers.js";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { createOriginalDatabase } from "../test/helpers.js";
 import { jitterHash } from "./jitter-hash.js";
 import { SupervisorStorage } from "./storage.js";
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0)) cleanup();
-});
-
+/** A database path in a temporary directory, removed when the current test finishes. */
 function fileDb(): string {
-  const t = tempDir();
-  cleanups.push(t.cleanup);
-  return join(t.dir, "state.db");
+  return join(testTempDir("x-supervisor-"), "state.db");
 }
 
+/** An in-memory storage upgraded to `version`, closed when the current test finishes. */
 function memory(version: 1 | 2 = 2): SupervisorStorage {
   const s = SupervisorStorage.open(":memory:");
   s.upgrade(version);
-  cleanups.push(() => s.close());
+  onTestFinished(() => s.close());
   return s;
 }
 

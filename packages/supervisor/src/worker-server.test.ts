@@ -1,20 +1,21 @@
 import { EventEmitter, once } from "node:events";
 import { createRequire } from "node:module";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { describe, expect, it } from "vitest";
-import { RawConnection, useDaemonPaths } from "../test/harness.js";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { paths, RawConnection } from "../test/harness.js";
 import { type DaemonContext, newStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
 import { WorkerServer } from "./worker-server.js";
 
-const { cleanups, paths } = useDaemonPaths();
-
-/** A server on a real socket and database, with one queued job, and its events on an emitter. */
+/**
+ * A server on a real socket and database, with one queued job, and its events on an emitter; all closed when
+ * the current test finishes.
+ */
 async function serve() {
   const p = paths();
   const storage = SupervisorStorage.open(p.db);
-  cleanups.push(() => storage.close());
+  onTestFinished(() => storage.close());
   storage.upgrade();
   storage.upsertFetcherRun("f", 1, true);
   storage.enqueue("f", 1, [["hello", "1.0 1.1"]]);
@@ -27,7 +28,7 @@ async function serve() {
   };
   const server = new WorkerServer(storage, new FetcherDirectory(p.fetchersDir, storage, context), context);
   await server.listen(p.socket, 0o600);
-  cleanups.push(() => server.close());
+  onTestFinished(() => server.close());
   return { server, storage, events, stats, socket: p.socket };
 }
 
@@ -45,8 +46,7 @@ describe("WorkerServer", () => {
     const { server, storage, events, stats, socket } = await serve();
     let endPause!: () => void;
     server.pauseWrites(new Promise<void>((resolve) => (endPause = resolve)));
-    const worker = await RawConnection.open(socket);
-    cleanups.push(() => worker.close());
+    using worker = await RawConnection.open(socket);
     const rejected = once(events, "reject");
     // The rejected line is parsed after READY on the same stream, so once it is reported READY is queued.
     worker.write("READY\nBOGUS\n");

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { type DaemonPaths, useDaemonPaths } from "./harness.js";
+import { onTestFinished } from "vitest";
+import type { DaemonPaths } from "./harness.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
@@ -36,22 +37,14 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess 
 }
 
 /**
- * Per-test daemon directories and `x-supervisor serve` children for a test file: everything made through it,
- * and anything pushed on `cleanups`, is removed after each test (children first get SIGKILL).
+ * Starts `x-supervisor serve` on `p`. When the current test finishes the process gets SIGKILL if still
+ * running, and is waited for: registered after `p` was made, this runs before the directory is removed.
  */
-export function useServeHarness() {
-  const { cleanups, paths } = useDaemonPaths();
-  return {
-    cleanups,
-    paths,
-    /** Starts `x-supervisor serve` on those paths. */
-    serve(p: DaemonPaths): CliProcess {
-      const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
-      cleanups.push(() => {
-        if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-        return proc.exited;
-      });
-      return proc;
-    },
-  };
+export function serve(p: DaemonPaths): CliProcess {
+  const proc = runCli(["serve", p.db, p.fetchersDir, p.socket]);
+  onTestFinished(async () => {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  });
+  return proc;
 }

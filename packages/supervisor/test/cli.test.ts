@@ -3,10 +3,10 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { SupervisorStorage } from "../src/index.js";
-import { runCli, useServeHarness } from "./cli-process.js";
-import { type DaemonPaths, exchange } from "./harness.js";
+import { runCli, serve } from "./cli-process.js";
+import { type DaemonPaths, exchange, paths } from "./harness.js";
 import { readDb } from "./helpers.js";
 
 /** Whether no process `pid` exists any more (signal 0 fails). */
@@ -18,8 +18,6 @@ function isGone(pid: number): boolean {
     return true;
   }
 }
-
-const { cleanups, paths, serve } = useServeHarness();
 
 const hasSocat = spawnSync("socat", ["-V"]).status === 0;
 
@@ -181,7 +179,7 @@ esac
       script(p),
       "first",
     ]);
-    cleanups.push(() => {
+    onTestFinished(() => {
       if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
     });
     const log = () =>
@@ -239,7 +237,7 @@ esac
     await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
     const node = [process.execPath, "-e", "setTimeout(() => {}, 30_000)"];
     const worker = runCli(["worker", p.socket, "--max-memory", "20000000", "--", ...node]);
-    cleanups.push(() => {
+    onTestFinished(() => {
       if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
     });
     const exitCode = () =>

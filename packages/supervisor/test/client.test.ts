@@ -2,21 +2,20 @@ import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { type Job, runWorker, SupervisorClient } from "../src/index.js";
-import { start, useDaemonPaths } from "./harness.js";
-
-const { cleanups, paths } = useDaemonPaths();
+import { paths, start } from "./harness.js";
 
 async function daemonWith(lines: string) {
   const p = paths();
   writeFileSync(join(p.fetchersDir, "f.1.txt"), lines);
-  const started = await start(p);
-  cleanups.push(() => started.sup.close());
-  return { p, ...started };
+  return { p, ...(await start(p)) };
 }
 
-/** A fake supervisor that answers each received line with `reply(line)` (or nothing for `undefined`). */
+/**
+ * A fake supervisor that answers each received line with `reply(line)` (or nothing for `undefined`); closed
+ * when the current test finishes.
+ */
 async function fakeServer(
   socket: string,
   reply: (line: string, count: number) => string | undefined | "close",
@@ -41,7 +40,7 @@ async function fakeServer(
     });
   });
   await new Promise<void>((resolve) => server.listen(socket, resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return received;
 }
 
@@ -63,8 +62,7 @@ describe("SupervisorClient", () => {
 
   it("rejects a bad DONE before sending, a missing daemon, closed connections and bad replies", async () => {
     const { p } = await daemonWith("a 1\n");
-    const client = await SupervisorClient.connect(p.socket);
-    cleanups.push(() => client.close());
+    await using client = await SupervisorClient.connect(p.socket);
     for (const [attr, code] of [
       ["", 0],
       ["a b", 0],
@@ -167,7 +165,6 @@ describe("runWorker", () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const { sup } = await start(p);
-    cleanups.push(() => sup.close());
     await waitFor(() => sup.stats().finished === 1, 10_000, "the job's DONE");
     controller.abort();
     await done;

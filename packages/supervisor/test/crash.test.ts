@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
 import { SupervisorClient } from "../src/index.js";
-import { useServeHarness } from "./cli-process.js";
+import { serve } from "./cli-process.js";
+import { paths } from "./harness.js";
 import { readDb } from "./helpers.js";
-
-const { paths, serve } = useServeHarness();
 
 async function writeLines(path: string, count: number): Promise<void> {
   const out = createWriteStream(path);

@@ -13,17 +13,9 @@ import {
 import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { type Supervisor, SupervisorStorage, startSupervisor } from "../src/index.js";
-import { type DaemonPaths, exchange, RawConnection, start, useDaemonPaths } from "./harness.js";
-
-const { cleanups, paths } = useDaemonPaths();
-
-async function daemon(p: DaemonPaths) {
-  const started = await start(p);
-  cleanups.push(() => started.sup.close());
-  return started;
-}
+import { exchange, paths, RawConnection, start } from "./harness.js";
 
 const rows = (sup: Supervisor) =>
   sup.storage.db
@@ -45,7 +37,7 @@ describe("startup", () => {
     writeFileSync(join(p.fetchersDir, "alpha.7.txt.part"), "a1 1 2\na2 3");
     writeFileSync(join(p.fetchersDir, "noext"), "ignored 1\n");
     writeFileSync(join(p.fetchersDir, "mid.3.txt.bak"), "ignored 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     expect(sup.storage.db.prepare("SELECT fetcher_id, name FROM fetchers ORDER BY fetcher_id").all()).toEqual(
       [
         { fetcher_id: 1, name: "alpha" },
@@ -76,7 +68,7 @@ describe("startup", () => {
     writeFileSync(join(p.fetchersDir, "done.1.txt"), "changed 1\n");
     writeFileSync(join(p.fetchersDir, "half.1.txt.part"), "h1 1\nh2 2\n");
     writeFileSync(join(p.fetchersDir, "replaced.2.txt"), "r 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     expect(runs(sup)).toEqual([
       { fetcher: "done", runStarted: 1, isComplete: true },
       { fetcher: "half", runStarted: 1, isComplete: false },
@@ -92,7 +84,7 @@ describe("startup", () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "from-txt 1\n");
     writeFileSync(join(p.fetchersDir, "f.1.txt.part"), "from-part 1\n");
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     expect(rows(sup).map((r) => r.attr)).toEqual(["from-txt"]);
     expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: true }]);
     expect(
@@ -110,7 +102,7 @@ describe("startup", () => {
     mkdirSync(join(p.fetchersDir, "dir.1.txt"));
     symlinkSync(join(p.fetchersDir, "missing"), join(p.fetchersDir, "link.1.txt"));
     writeFileSync(join(p.fetchersDir, "good.1.txt"), "g 1\n");
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     const rejects: unknown[] = [];
     sup.on("reject", (e) => rejects.push(e));
     expect(rows(sup).map((r) => r.attr)).toEqual(["g"]);
@@ -170,7 +162,7 @@ describe("socket path (D8)", () => {
       `require("net").createServer().listen(${JSON.stringify(p.socket)}, () => process.kill(process.pid, "SIGKILL"))`,
     ]);
     expect(statSync(p.socket).isSocket()).toBe(true);
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     expect(statSync(p.socket).mode & 0o777).toBe(0o660);
     const second = { ...p, db: join(p.root, "second.db") };
     await expect(start(second)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SOCKET_IN_USE" });
@@ -190,7 +182,7 @@ describe("protocol", () => {
   async function withJobs(lines: string) {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), lines);
-    return { p, ...(await daemon(p)) };
+    return { p, ...(await start(p)) };
   }
 
   it("answers a raw client byte for byte: READY, DONE, NOJOBS, several commands per connection", async () => {
@@ -198,8 +190,7 @@ describe("protocol", () => {
     const events: unknown[] = [];
     sup.on("job", (e) => events.push(["job", e]));
     sup.on("done", (e) => events.push(["done", e]));
-    const conn = await RawConnection.open(p.socket);
-    cleanups.push(() => conn.close());
+    using conn = await RawConnection.open(p.socket);
     expect(await conn.send("READY\n")).toBe("JOB only  0 1\n");
     expect(await conn.send("DONE only 0\n")).toBe("NOJOBS\n");
     expect(await conn.send("READY\n")).toBe("NOJOBS\n");
@@ -267,8 +258,7 @@ describe("protocol", () => {
     const exact = `DONE x 0 ${"y".repeat(65_536 - 9)}`;
     expect(Buffer.byteLength(exact)).toBe(65_536);
     expect(await exchange(p.socket, `${exact}\n`)).toBe("JOB a 1\n");
-    const conn = await RawConnection.open(p.socket);
-    cleanups.push(() => conn.close());
+    using conn = await RawConnection.open(p.socket);
     conn.write("z".repeat(65_537));
     expect(await conn.next()).toBeNull();
     expect(sup.stats().commandsRejected).toBe(1);
@@ -288,9 +278,8 @@ describe("following fetcher files", () => {
     const p = paths();
     const part = join(p.fetchersDir, "f.1.txt.part");
     writeFileSync(part, "");
-    const { sup } = await daemon(p);
-    const conn = await RawConnection.open(p.socket);
-    cleanups.push(() => conn.close());
+    const { sup } = await start(p);
+    using conn = await RawConnection.open(p.socket);
     expect(await conn.send("READY\n")).toBe("NOJOBS\n");
     appendFileSync(part, "first 1\nsecond 2");
     expect(await conn.send("READY\n")).toBe("JOB first 1\n");
@@ -304,7 +293,7 @@ describe("following fetcher files", () => {
     const p = paths();
     const part = join(p.fetchersDir, "f.1.txt.part");
     writeFileSync(part, "a 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     const completed = new Promise((resolve) => sup.on("run", (e) => e.change === "completed" && resolve(e)));
     appendFileSync(part, "b 2\nc 3");
     renameSync(part, join(p.fetchersDir, "f.1.txt"));
@@ -316,7 +305,7 @@ describe("following fetcher files", () => {
   it("follows the production sequence: new .part, delete the old .txt, rename", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.100.txt"), "a 1\nb 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     const part = join(p.fetchersDir, "f.200.txt.part");
     writeFileSync(part, "a 2\n");
     await waitFor(() => runs(sup).length === 2, 10_000, "new part");
@@ -336,7 +325,7 @@ describe("following fetcher files", () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.100.txt.part"), "a 1\n");
     writeFileSync(join(p.fetchersDir, "g.100.txt.part"), "x 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     rmSync(join(p.fetchersDir, "g.100.txt.part"));
     renameSync(join(p.fetchersDir, "f.100.txt.part"), join(p.fetchersDir, "f.101.txt"));
     await waitFor(
@@ -350,7 +339,7 @@ describe("following fetcher files", () => {
 
   it("picks up a file moved into the directory (D5) and deletes the run of one moved out", async () => {
     const p = paths();
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     const outside = join(p.root, "staging.txt");
     writeFileSync(outside, "moved 1\n");
     renameSync(outside, join(p.fetchersDir, "m.5.txt"));
@@ -363,7 +352,7 @@ describe("following fetcher files", () => {
 
   it("answers commands during a large ingest, which commits in bounded batches", async () => {
     const p = paths();
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     const batches: number[] = [];
     sup.on("ingest", (e) => batches.push(e.lines));
     const staging = join(p.root, "big.txt");
@@ -383,7 +372,7 @@ describe("following fetcher files", () => {
   it("treats a file replaced under its name as a new file: the old run goes, the new content is read", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "old 1\n");
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     const changes: string[] = [];
     sup.on("run", (e) => changes.push(e.change));
     const staging = join(p.root, "next.txt");
@@ -405,7 +394,7 @@ describe("following fetcher files", () => {
     const p = paths();
     const part = join(p.fetchersDir, "f.1.txt.part");
     writeFileSync(part, "aaaaaaaa 1\nbbbbbbbb 2\n");
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     truncateSync(part, 0);
     appendFileSync(part, "c 3\n");
     await waitFor(() => rows(sup).length === 3, 10_000, "re-read after shrink");
@@ -420,7 +409,7 @@ describe("fetcher lines", () => {
       join(p.fetchersDir, "f.1.txt"),
       "alpha 1.0 1.1\r\nbravo  0 1 \n  charlie\t0 1\necho 0 1\r\nalpha 2.0 2.1\n",
     );
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     expect(Object.fromEntries(rows(sup).map((r) => [r.attr, r.payload]))).toEqual({
       alpha: "2.0 2.1",
       bravo: " 0 1",
@@ -442,7 +431,7 @@ describe("fetcher lines", () => {
       Buffer.from("z\n".repeat(120)),
     ]);
     writeFileSync(join(p.fetchersDir, "f.1.txt"), bad);
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     expect(rows(sup).map((r) => r.attr)).toEqual(["ok", "x"]);
     expect(rows(sup).find((r) => r.attr === "x")!.payload).toHaveLength(1_048_574);
     expect(sup.stats()).toMatchObject({ linesIngested: 2, linesRejected: 7 + 120 });
@@ -469,9 +458,11 @@ describe("storage failures and readers (D10, D12)", () => {
   it("a reader holding a read transaction does not block dispatch; a locked database ends the connection, ingestion retries", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\nb 2\n");
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     const reader = new Database(p.db, { readonly: true });
-    cleanups.push(() => reader.close());
+    onTestFinished(() => {
+      reader.close();
+    });
     reader.exec("BEGIN");
     expect(reader.prepare("SELECT count(*) AS n FROM queue").get()).toEqual({ n: 2 });
     expect(await exchange(p.socket, "READY\n")).toMatch(/^JOB /);
@@ -479,7 +470,9 @@ describe("storage failures and readers (D10, D12)", () => {
 
     sup.storage.db.pragma("busy_timeout = 50");
     const writer = new Database(p.db);
-    cleanups.push(() => writer.close());
+    onTestFinished(() => {
+      writer.close();
+    });
     writer.exec("BEGIN IMMEDIATE");
     expect(await exchange(p.socket, "READY\n")).toBe("");
     expect(recorder.records.some((l) => l.level === "error" && l.msg.includes("connections ended"))).toBe(
@@ -505,7 +498,7 @@ describe("a vanished fetcher directory (D12)", () => {
   it("logs an error and keeps serving the queue", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\n");
-    const { sup, recorder } = await daemon(p);
+    const { sup, recorder } = await start(p);
     rmSync(p.fetchersDir, { recursive: true });
     await waitFor(
       () => recorder.records.some((l) => l.level === "error" && l.msg.includes("disappeared")),
@@ -526,11 +519,13 @@ describe("background WAL checkpoints", () => {
     let text = "";
     for (let i = 0; i < 5_000; i++) text += `pkg${i} 1.${i} 1.${i + 1}\n`;
     writeFileSync(join(p.fetchersDir, "f.1.txt"), text);
-    const { sup } = await daemon(p);
+    const { sup } = await start(p);
     expect(sup.storage.db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
     await waitFor(() => statSync(p.db).size > 200_000, 10_000, "pages checkpointed into state.db");
     const reader = new Database(p.db, { readonly: true });
-    cleanups.push(() => reader.close());
+    onTestFinished(() => {
+      reader.close();
+    });
     expect(reader.prepare("SELECT count(*) AS n FROM queue").get()).toEqual({ n: 5_000 });
   });
 });

@@ -2,9 +2,9 @@ import { mkdirSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
 import { recordingLogger } from "@x/test-support/recording-logger";
-import { afterEach } from "vitest";
+import { testTempDir } from "@x/test-support/temp-dir";
+import { onTestFinished } from "vitest";
 import { type Supervisor, startSupervisor } from "../src/index.js";
-import { tempDir } from "./helpers.js";
 
 /** Paths of one daemon's database, fetcher directory and socket in a fresh temporary directory. */
 export interface DaemonPaths {
@@ -12,48 +12,32 @@ export interface DaemonPaths {
   db: string;
   fetchersDir: string;
   socket: string;
-  cleanup: () => void;
-}
-
-/** A fresh set of {@link DaemonPaths}; the caller removes them with `cleanup()`. */
-export function daemonPaths(): DaemonPaths {
-  const { dir, cleanup } = tempDir();
-  const fetchersDir = join(dir, "fetchers");
-  mkdirSync(fetchersDir);
-  return { root: dir, db: join(dir, "state.db"), fetchersDir, socket: join(dir, "s.sock"), cleanup };
 }
 
 /**
- * Per-test cleanup for a test file: `cleanups` run in reverse order after each test, and `paths()` makes
- * daemon paths that are removed then.
+ * Fresh database, fetchers directory and socket paths in a temporary directory, removed when the current test
+ * finishes. Vitest runs `onTestFinished` callbacks in reverse order of registration: daemons, connections and
+ * processes the test starts on these paths afterwards are stopped before the directory goes.
  */
-export function useDaemonPaths() {
-  const cleanups: Array<() => unknown> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-  return {
-    cleanups,
-    /** Fresh database, fetchers directory and socket paths in a temporary directory. */
-    paths(): DaemonPaths {
-      const p = daemonPaths();
-      cleanups.push(p.cleanup);
-      return p;
-    },
-  };
+export function paths(): DaemonPaths {
+  const root = testTempDir("x-supervisor-");
+  const fetchersDir = join(root, "fetchers");
+  mkdirSync(fetchersDir);
+  return { root, db: join(root, "state.db"), fetchersDir, socket: join(root, "s.sock") };
 }
 
-/** Starts a daemon on `paths` with a recording logger (`recorder`). */
+/** Starts a daemon on `p` with a recording logger (`recorder`); closed when the current test finishes. */
 export async function start(
-  paths: DaemonPaths,
+  p: DaemonPaths,
 ): Promise<{ sup: Supervisor; recorder: ReturnType<typeof recordingLogger> }> {
   const recorder = recordingLogger();
   const sup = await startSupervisor({
-    db: paths.db,
-    fetchersDir: paths.fetchersDir,
-    socket: paths.socket,
+    db: p.db,
+    fetchersDir: p.fetchersDir,
+    socket: p.socket,
     logger: recorder.logger,
   });
+  onTestFinished(() => sup.close());
   return { sup, recorder };
 }
 
@@ -122,6 +106,11 @@ export class RawConnection {
 
   close(): void {
     this.socket.destroy();
+  }
+
+  /** Same as {@link RawConnection.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
   }
 
   #push(line: string): void {

@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { useFakeErmrest } from "../../test/helpers.js";
+import { startTestFake } from "../../test/helpers.js";
 import { raw } from "../../test/http.js";
 import type { FakeErmrestOptions } from "./index.js";
 
-const startFake = useFakeErmrest();
-
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFake(tables);
+  const fake = await startTestFake(tables);
   const get = async (path: string) => {
     const reply = await raw(fake.url, "GET", path);
     return reply.status === 200 ? (reply.json() as Array<Record<string, unknown>>) : reply.status;

@@ -1,12 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { useFakeErmrest } from "../../test/helpers.js";
+import { startTestFake } from "../../test/helpers.js";
 import { type RawOptions, raw } from "../../test/http.js";
 import type { FakeErmrestOptions } from "./index.js";
 
-const startFake = useFakeErmrest();
-
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFake(tables);
+  const fake = await startTestFake(tables);
   const call = (method: string, path: string, body?: unknown, options: RawOptions = {}) =>
     raw(fake.url, method, path, { ...options, body });
   return { fake, call };

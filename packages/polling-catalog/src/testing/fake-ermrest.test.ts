@@ -1,13 +1,11 @@
 import { XError } from "@x/core";
 import { describe, expect, it } from "vitest";
-import { useFakeErmrest } from "../../test/helpers.js";
+import { startTestFake } from "../../test/helpers.js";
 import { raw } from "../../test/http.js";
 import { type FakeErmrestOptions, startFakeErmrest } from "./index.js";
 
-const startFake = useFakeErmrest();
-
 async function start(tables: FakeErmrestOptions["tables"]) {
-  const fake = await startFake(tables);
+  const fake = await startTestFake(tables);
   const call = (method: string, path: string, options?: Parameters<typeof raw>[3]) =>
     raw(fake.url, method, path, options);
   return { fake, call };
