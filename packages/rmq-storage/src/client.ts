@@ -56,7 +56,7 @@ export interface ClientEvents {
   /** The broker connection was lost; the next attempt starts after `delayMs` ms. */
   reconnect: [{ attempt: number; delayMs: number }];
   /** A call resolved `false` after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress. */
-  timeout: [{ method: string; acknowledged: number; expected: number }];
+  "timed-out": [{ method: string; acknowledged: number; expected: number }];
 }
 
 const storageMethods = [
@@ -267,7 +267,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         { method: call.method, acknowledged, expected: call.expected },
         "write timed out",
       );
-      this.emit("timeout", { method: call.method, acknowledged, expected: call.expected });
+      this.emit("timed-out", { method: call.method, acknowledged, expected: call.expected });
       this.#settle(call, false);
     }, call.timeoutMs);
   }

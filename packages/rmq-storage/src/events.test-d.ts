@@ -45,15 +45,15 @@ describe("ServerEvents", () => {
 
 describe("ClientEvents", () => {
   it("maps the two documented events to their payloads", () => {
-    expectTypeOf<keyof ClientEvents>().toEqualTypeOf<"reconnect" | "timeout">();
-    expectTypeOf<ClientEvents["timeout"]>().toEqualTypeOf<
+    expectTypeOf<keyof ClientEvents>().toEqualTypeOf<"reconnect" | "timed-out">();
+    expectTypeOf<ClientEvents["timed-out"]>().toEqualTypeOf<
       [{ method: string; acknowledged: number; expected: number }]
     >();
     expectTypeOf<ClientEvents["reconnect"]>().toEqualTypeOf<ServerEvents["reconnect"]>();
   });
 
   it("infers the listeners' parameters", () => {
-    client.on("timeout", ({ method, acknowledged, expected }) => {
+    client.on("timed-out", ({ method, acknowledged, expected }) => {
       expectTypeOf(method).toEqualTypeOf<string>();
       expectTypeOf(acknowledged).toEqualTypeOf<number>();
       expectTypeOf(expected).toEqualTypeOf<number>();

@@ -4,7 +4,7 @@ import { AMQP_URL, requireService } from "@x/test-support/services";
 import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ConsumeMessage } from "amqplib";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { connectBroker, declareTopology, topology } from "../src/amqp.js";
 import {
   EntityType,
@@ -25,11 +25,6 @@ const box = sandbox("cs");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
 afterAll(() => box.cleanup());
 
-const closeAfterTest: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closeAfterTest.splice(0).reverse()) await close();
-});
-
 const unreachable = "amqp://guest:guest@127.0.0.1:1";
 const idIn = (range: string) => range + randomBytes(20).toString("hex").slice(1);
 const code = async (promise: Promise<unknown>) =>
@@ -38,24 +33,24 @@ const code = async (promise: Promise<unknown>) =>
     (e: unknown) => (XError.is(e) ? e.code : String(e)),
   );
 
-/** Stands in for a server on the content_add queues: records requests and replies only when told to. */
 /**
  * A client on a fresh topology prefix whose only consumer is the hand-driven {@link fakeServer}, reading from
- * an in-memory storage; all three are closed after the test, whatever its outcome.
+ * an in-memory storage; all three are closed when the test finishes, whatever its outcome: the client first,
+ * then its storage, then the fake server (Vitest runs `onTestFinished` callbacks in reverse order of
+ * registration).
  */
 async function clientOnFakeServer(options: Partial<RmqStorageClientOptions>) {
   const prefix = box.prefix();
   const fake = await fakeServer(prefix);
+  onTestFinished(() => fake.close());
   const storage = await openSqliteStorage(":memory:");
+  onTestFinished(() => storage.close());
   const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, ...options });
-  closeAfterTest.push(
-    () => fake.close(),
-    () => storage.close(),
-    () => client.close(),
-  );
+  onTestFinished(() => client.close());
   return { prefix, fake, storage, client };
 }
 
+/** Stands in for a server on the content_add queues: records requests and replies only when told to. */
 async function fakeServer(prefix: string) {
   const connection = await amqp.connect(AMQP_URL);
   await declareTopology(connection, topology(prefix));
@@ -318,7 +313,7 @@ describe("client", () => {
       waitPerBatchMs: 200,
     });
     const timeouts: unknown[] = [];
-    client.on("timeout", (event) => timeouts.push(event));
+    client.on("timed-out", (event) => timeouts.push(event));
     const started = Date.now();
     // Two messages: T = max(300, 2 × 200) = 400 ms.
     expect(
