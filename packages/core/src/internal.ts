@@ -1,7 +1,7 @@
 /**
  * `@x/core/internal`: the plumbing the @x packages share (option validation, command-line helpers, a status
- * line, optional peers). It follows semver like the rest of `@x/core`, but it is shaped for the toolkit's
- * own packages, not for applications.
+ * line, optional peers, worker threads). It follows semver like the rest of `@x/core`, but it is shaped for
+ * the toolkit's own packages, not for applications.
  */
 export {
   ExitCode,
@@ -22,3 +22,4 @@ export {
 } from "./options.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { parseDurationMs, parseSizeBytes } from "./units.js";
+export { startWorker } from "./worker-thread.js";

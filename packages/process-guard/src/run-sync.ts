@@ -7,7 +7,8 @@ import { enclosing, type Scope, scopes } from "./context.js";
 import { ErrorCode, ExecutionTimeout, GuardError, MemoryLimitExceeded } from "./errors.js";
 import { type RunSyncOptions, runSyncConfig } from "./options.js";
 import { isCode } from "./process-info.js";
-import { SyncReason, SyncState, Watchdog } from "./watchdog.js";
+import { Watchdog } from "./watchdog.js";
+import { SyncReason, SyncState } from "./watchdog-layout.js";
 
 /** The `progress()` context of a `runSync` call: it moves the watchdog's deadline. */
 class SyncScope implements Scope {

@@ -1,115 +1,42 @@
-import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
+import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
+import { startWorker } from "@x/core/internal";
+import {
+  ACTIVE,
+  CTL_FLOATS,
+  CTL_INTS,
+  ENDED,
+  F_ANCHOR,
+  F_ELAPSED,
+  F_INTERVAL,
+  F_LIMIT,
+  F_OBSERVED,
+  F_TIMEOUT,
+  FLOATS,
+  FREE,
+  INTS,
+  L_ANCHOR,
+  L_FIRST,
+  L_STEP,
+  type LadderChunkMessage,
+  S_SENT,
+  S_SIG0,
+  S_STATE,
+  SLOTS,
+  SYNC_REASON,
+  SYNC_STATE,
+  SyncState,
+  WAKE,
+  type WatchdogData,
+} from "./watchdog-layout.js";
 
 /**
- * The process's one watchdog worker. It sends signals to our own process when the main thread may be stuck
- * in synchronous code: the deadlines of `runSync` calls and the own-process signal levels of guards with
- * `allowProcessSignals`. It reads everything from `SharedArrayBuffer`s and sleeps in `Atomics.wait` until the
- * next deadline or until the main thread notifies it. It is started lazily and unref'd.
+ * The process's one watchdog worker (watchdog-thread.ts). It sends signals to our own process when the main
+ * thread may be stuck in synchronous code: the deadlines of `runSync` calls and the own-process signal
+ * levels of guards with `allowProcessSignals`. It reads everything from `SharedArrayBuffer`s (laid out in
+ * watchdog-layout.ts) and sleeps in `Atomics.wait` until the next deadline or until the main thread
+ * notifies it. It is started lazily and unref'd.
  */
-
-// Control block: Int32 words, then Float64 fields.
-const WAKE = 0;
-/** runSync state word: IDLE, ARMED (inside the guarded section), FIRED (the watchdog sent SIGINT). */
-const SYNC_STATE = 1;
-/** Why it fired: 1 time, 2 memory. */
-const SYNC_REASON = 2;
-const CTL_INTS = 4;
-const F_ANCHOR = 0;
-const F_TIMEOUT = 1;
-const F_LIMIT = 2;
-const F_INTERVAL = 3;
-const F_OBSERVED = 4;
-const F_ELAPSED = 5;
-const CTL_FLOATS = 6;
-
-export const SyncState = { IDLE: 0, ARMED: 1, FIRED: 2 } as const;
-export const SyncReason = { TIME: 1, MEMORY: 2 } as const;
-
-// Ladder chunks: SLOTS slots; per slot Int32 [STATE, SENT, SIG0, SIG1, SIG2, -, -, -] and Float64 [ANCHOR, FIRST, STEP, -].
-const SLOTS = 256;
-const INTS = 8;
-const FLOATS = 4;
-const S_STATE = 0;
-const S_SENT = 1;
-const S_SIG0 = 2;
-const L_ANCHOR = 0;
-const L_FIRST = 1;
-const L_STEP = 2;
-const FREE = 0;
-const ACTIVE = 1;
-const ENDED = 2;
-
-/** The worker's code, run with `eval: true`: no file to ship or resolve. Constants are spliced in. */
-const workerSource = `
-"use strict";
-const { workerData, receiveMessageOnPort } = require("node:worker_threads");
-const { control, port, pid } = workerData;
-const offset = Number(process.hrtime.bigint()) / 1e6 - performance.now();
-const clock = () => performance.now() + offset;
-const ctl = new Int32Array(control, 0, ${CTL_INTS});
-const cf = new Float64Array(control, ${CTL_INTS * 4}, ${CTL_FLOATS});
-const chunks = [];
-let nextMemory = 0;
-function fireSync(reason, elapsed, observed) {
-  cf[${F_ELAPSED}] = elapsed;
-  cf[${F_OBSERVED}] = observed;
-  Atomics.store(ctl, ${SYNC_REASON}, reason);
-  if (Atomics.compareExchange(ctl, ${SYNC_STATE}, ${SyncState.ARMED}, ${SyncState.FIRED}) !== ${SyncState.ARMED}) return;
-  try { process.kill(pid, "SIGINT"); } catch {}
-}
-for (;;) {
-  const seen = Atomics.load(ctl, ${WAKE});
-  for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
-    const buffer = m.message;
-    chunks.push({ ints: new Int32Array(buffer, 0, ${SLOTS * INTS}), floats: new Float64Array(buffer, ${SLOTS * INTS * 4}, ${SLOTS * FLOATS}) });
-  }
-  let now = clock();
-  let wake = now + 60000;
-  if (Atomics.load(ctl, ${SYNC_STATE}) === ${SyncState.ARMED}) {
-    const anchor = cf[${F_ANCHOR}];
-    const deadline = anchor + cf[${F_TIMEOUT}];
-    if (now >= deadline) fireSync(${SyncReason.TIME}, now - anchor, NaN);
-    else {
-      wake = Math.min(wake, deadline);
-      const limit = cf[${F_LIMIT}];
-      if (limit === limit) {
-        if (now >= nextMemory) {
-          const rss = process.memoryUsage.rss();
-          nextMemory = now + cf[${F_INTERVAL}];
-          if (rss > limit) fireSync(${SyncReason.MEMORY}, now - anchor, rss);
-        }
-        wake = Math.min(wake, nextMemory);
-      }
-    }
-  } else nextMemory = 0;
-  for (const { ints, floats } of chunks) {
-    for (let slot = 0; slot < ${SLOTS}; slot++) {
-      const i = slot * ${INTS};
-      const state = Atomics.load(ints, i + ${S_STATE});
-      if (state === ${ENDED}) { Atomics.compareExchange(ints, i, ${ENDED}, ${FREE}); continue; }
-      if (state !== ${ACTIVE}) continue;
-      const f = slot * ${FLOATS};
-      const anchor = floats[f + ${L_ANCHOR}];
-      if (anchor !== anchor) continue;
-      let sent = Atomics.load(ints, i + ${S_SENT});
-      while (sent < 2) {
-        const level = sent + 1;
-        const due = anchor + floats[f + ${L_FIRST}] + level * floats[f + ${L_STEP}];
-        if (now < due) { wake = Math.min(wake, due); break; }
-        if (Atomics.compareExchange(ints, i + ${S_SENT}, sent, level) !== sent) break;
-        const signal = ints[i + ${S_SIG0} + level];
-        if (signal !== 0 && Atomics.load(ints, i + ${S_STATE}) === ${ACTIVE}) {
-          try { process.kill(pid, signal); } catch {}
-        }
-        sent = level;
-      }
-    }
-  }
-  now = clock();
-  if (wake > now) Atomics.wait(ctl, ${WAKE}, seen, Math.max(1, wake - now));
-}
-`;
 
 interface Chunk {
   ints: Int32Array;
@@ -185,10 +112,8 @@ export class Watchdog {
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     this.#port.unref();
-    this.#worker = new Worker(workerSource, {
-      eval: true,
-      execArgv: [],
-      workerData: { control, port: port2, pid: process.pid },
+    this.#worker = startWorker(import.meta.url, "watchdog-thread", {
+      workerData: { control, port: port2, pid: process.pid } satisfies WatchdogData,
       transferList: [port2],
       stdout: true,
       stderr: false,
@@ -239,7 +164,7 @@ export class Watchdog {
       floats: new Float64Array(buffer, SLOTS * INTS * 4, SLOTS * FLOATS),
     };
     this.#chunks.push(chunk);
-    this.#port.postMessage(buffer);
+    this.#port.postMessage(buffer satisfies LadderChunkMessage);
     this.#cursor = total + 1;
     return this.#fill(chunk, 0, anchor, first, step, signals);
   }

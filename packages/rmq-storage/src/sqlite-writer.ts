@@ -1,85 +1,16 @@
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "@x/core/internal";
 import type Database from "better-sqlite3";
+import {
+  applyWrites,
+  type Write,
+  type WriterData,
+  type WriterRequest,
+  type WriterResults,
+} from "./sqlite-writes.js";
 
-/** One statement and the rows of parameters it runs with, in order. */
-export type WriteStep = [sql: string, rows: unknown[][]];
-/** What one storage write does: its steps commit together or not at all. */
-export type Write = WriteStep[];
-/** Why a write failed, in a form that crosses threads. */
-export interface WriteFailure {
-  message: string;
-  code?: string;
-}
-
-/** Runs one write's steps on `db` (inside the caller's transaction), preparing each statement once. */
-export function applyWrite(
-  db: Database.Database,
-  statements: Map<string, Database.Statement>,
-  write: Write,
-): void {
-  for (const [sql, rows] of write) {
-    let statement = statements.get(sql);
-    if (statement === undefined) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    for (const row of rows) statement.run(row);
-  }
-}
-
-/**
- * Group commit: runs every write in one `BEGIN IMMEDIATE` transaction; when that fails, runs each write in
- * its own, so every write still commits or fails as a whole.
- *
- * `applyWrite` and this function are also the source of the writer thread (see {@link SqliteWriter}): they
- * must stay self-contained (no imports, no closures over module scope, no named inner functions).
- *
- * @returns per write, `null` when it committed or why it failed
- */
-export function applyWrites(
-  db: Database.Database,
-  statements: Map<string, Database.Statement>,
-  writes: Write[],
-): Array<WriteFailure | null> {
-  try {
-    db.transaction(() => {
-      for (const write of writes) applyWrite(db, statements, write);
-    }).immediate();
-    return writes.map(() => null);
-  } catch (groupError) {
-    if (writes.length === 1) {
-      const { message, code } = groupError as { message: string; code?: string };
-      return [{ message, code }];
-    }
-    return writes.map((write) => {
-      try {
-        db.transaction(() => applyWrite(db, statements, write)).immediate();
-        return null;
-      } catch (error) {
-        const { message, code } = error as { message: string; code?: string };
-        return { message, code };
-      }
-    });
-  }
-}
-
-/** The writer thread of {@link SqliteWriter}: its own connection, the pragmas it is given, {@link applyWrites}. */
-const threadSource = `
-const { parentPort, workerData } = require("node:worker_threads");
-const Database = require(workerData.driver);
-${applyWrite.toString()}
-${applyWrites.toString()}
-const db = new Database(workerData.path, { timeout: workerData.busyTimeoutMs });
-for (const pragma of workerData.pragmas) db.pragma(pragma);
-db.defaultSafeIntegers(true);
-const statements = new Map();
-parentPort.on("message", (writes) => {
-  if (writes !== null) return parentPort.postMessage(applyWrites(db, statements, writes));
-  db.close();
-  parentPort.close();
-});
-`;
+export type { Write, WriteStep } from "./sqlite-writes.js";
 
 /** A write waiting for its commit. */
 interface Pending {
@@ -89,7 +20,7 @@ interface Pending {
 }
 
 /** Settles each write of a group with its result from {@link applyWrites}. */
-function settle(group: Pending[], results: Array<WriteFailure | null>): void {
+function settle(group: Pending[], results: WriterResults): void {
   for (const [i, pending] of group.entries()) {
     const failure = results[i];
     if (failure === null) pending.resolve();
@@ -157,10 +88,10 @@ export interface SqliteWriterOptions {
 }
 
 /**
- * Writes to an SQLite file from a worker thread with a connection of its own, so that commits (B-tree work,
- * WAL writes, checkpoints) run beside the caller's event loop instead of on it. The writes that arrive
- * while a group commits form the next group, so the busier the storage, the larger its transactions. If
- * the thread dies, the writes it held fail and the next write starts a new thread.
+ * Writes to an SQLite file from a worker thread (sqlite-writer-thread.ts) with a connection of its own, so
+ * that commits (B-tree work, WAL writes, checkpoints) run beside the caller's event loop instead of on it.
+ * The writes that arrive while a group commits form the next group, so the busier the storage, the larger
+ * its transactions. If the thread dies, the writes it held fail and the next write starts a new thread.
  */
 export class SqliteWriter implements Writer {
   readonly #options: SqliteWriterOptions;
@@ -197,7 +128,7 @@ export class SqliteWriter implements Writer {
     this.#worker = undefined;
     const exited = new Promise((resolve) => worker.once("exit", resolve));
     worker.ref(); // keep the process alive until the thread has closed its connection
-    worker.postMessage(null);
+    worker.postMessage(null satisfies WriterRequest);
     await exited;
   }
 
@@ -212,19 +143,17 @@ export class SqliteWriter implements Writer {
     this.#waiting = [];
     const worker = this.#thread();
     worker.ref(); // a commit in progress keeps the process alive until its result arrives
-    worker.postMessage(this.#committing.map((pending) => pending.write));
+    worker.postMessage(this.#committing.map((pending) => pending.write) satisfies WriterRequest);
   }
 
   #thread(): Worker {
     if (this.#worker !== undefined) return this.#worker;
     const { path, busyTimeoutMs, pragmas } = this.#options;
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(threadSource, {
-      eval: true,
-      execArgv: [], // the source is CommonJS, whatever module flags the process runs with
-      workerData: { driver, path, busyTimeoutMs, pragmas },
+    const worker = startWorker(import.meta.url, "sqlite-writer-thread", {
+      workerData: { driver, path, busyTimeoutMs, pragmas } satisfies WriterData,
     });
-    worker.on("message", (results: Array<WriteFailure | null>) => this.#settle(results));
+    worker.on("message", (results: WriterResults) => this.#settle(results));
     const lost = (reason: string) => {
       if (this.#worker !== worker) return;
       this.#worker = undefined;
@@ -236,7 +165,7 @@ export class SqliteWriter implements Writer {
     return worker;
   }
 
-  #settle(results: Array<WriteFailure | null>): void {
+  #settle(results: WriterResults): void {
     const group = this.#committing;
     this.#committing = [];
     settle(group, results);

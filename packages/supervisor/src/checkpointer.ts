@@ -1,62 +1,8 @@
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
-
-/**
- * Runs in the worker: its own connection (same SQLite library), PASSIVE checkpoints on a timer, a report
- * when the WAL has grown past its cap, and a RESTART checkpoint when asked (see {@link Checkpointer}).
- */
-const workerSource = `
-const { parentPort, workerData } = require("node:worker_threads");
-const Database = require(workerData.driver);
-const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma("busy_timeout = " + workerData.lockWaitMs);
-const pageSize = db.pragma("page_size", { simple: true });
-const walBytes = (frames) => frames * (pageSize + 24);
-// The WAL size that asks for a restart: the cap, doubled after each restart a reader prevented, back to
-// the cap after a restart that worked.
-let threshold = workerData.walCapBytes;
-let overCapReported = false;
-let timer;
-const tick = () => {
-  try {
-    const [{ log }] = db.pragma("wal_checkpoint(PASSIVE)");
-    if (!overCapReported && walBytes(log) > threshold) {
-      overCapReported = true;
-      parentPort.postMessage({ kind: "over-cap", walBytes: walBytes(log) });
-    }
-  } catch (error) {
-    parentPort.postMessage({ kind: "failed", error: String(error) });
-  }
-  timer = setTimeout(tick, workerData.intervalMs);
-};
-timer = setTimeout(tick, workerData.intervalMs);
-parentPort.on("message", (message) => {
-  if (message === "restart") {
-    const started = performance.now();
-    let restarted = false;
-    try {
-      const [{ busy, log }] = db.pragma("wal_checkpoint(RESTART)");
-      restarted = busy === 0;
-      threshold = restarted ? workerData.walCapBytes : 2 * Math.max(threshold, walBytes(log));
-    } catch (error) {
-      parentPort.postMessage({ kind: "failed", error: String(error) });
-    }
-    overCapReported = false;
-    parentPort.postMessage({ kind: "restarted", restarted, ms: performance.now() - started });
-    return;
-  }
-  clearTimeout(timer);
-  db.close();
-  parentPort.close();
-});
-`;
-
-/** What the checkpoint thread reports. */
-type Report =
-  | { kind: "failed"; error: string }
-  | { kind: "over-cap"; walBytes: number }
-  | { kind: "restarted"; restarted: boolean; ms: number };
+import { startWorker } from "@x/core/internal";
+import type { CheckpointerCommand, CheckpointerData, CheckpointerReport } from "./checkpointer-protocol.js";
 
 /** Options of {@link Checkpointer}. */
 export interface CheckpointerOptions {
@@ -85,10 +31,10 @@ export interface CheckpointerOptions {
 }
 
 /**
- * Checkpoints the WAL of a file database from a worker thread, so the copy of pages into the database file
- * and its `fsync` never stall the daemon's event loop (the daemon's own connection then runs with
- * auto-checkpoints off). If the thread dies, `onFailure` is called once so the daemon can turn its own
- * auto-checkpoints back on.
+ * Checkpoints the WAL of a file database from a worker thread (checkpointer-thread.ts), so the copy of pages
+ * into the database file and its `fsync` never stall the daemon's event loop (the daemon's own connection
+ * then runs with auto-checkpoints off). If the thread dies, `onFailure` is called once so the daemon can
+ * turn its own auto-checkpoints back on.
  *
  * A writer starts the WAL over only when a checkpoint has copied all of it and no commit came in since, so
  * under commits that never pause for as long as a checkpoint takes, PASSIVE checkpoints alone would let
@@ -113,10 +59,9 @@ export class Checkpointer {
     onFailure,
   }: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    this.#worker = new Worker(workerSource, {
-      eval: true,
-      execArgv: [], // the source is CommonJS, whatever module flags the process runs with
-      workerData: { driver, path, intervalMs, walCapBytes, lockWaitMs },
+    // The thread runs with no execArgv (see startWorker): the daemon's module flags never reach it.
+    this.#worker = startWorker(import.meta.url, "checkpointer-thread", {
+      workerData: { driver, path, intervalMs, walCapBytes, lockWaitMs } satisfies CheckpointerData,
     });
     this.#worker.unref();
     this.#exited = new Promise((resolve) =>
@@ -127,14 +72,14 @@ export class Checkpointer {
       }),
     );
     let overCapBytes = 0;
-    this.#worker.on("message", (report: Report) => {
+    this.#worker.on("message", (report: CheckpointerReport) => {
       if (report.kind === "failed") {
         logger.debug({ error: report.error }, "background WAL checkpoint failed");
       } else if (report.kind === "over-cap") {
         if (this.#stopped !== undefined) return;
         overCapBytes = report.walBytes;
         pauseWrites(new Promise((resolve) => (this.#resumeWrites = resolve)));
-        this.#worker.postMessage("restart");
+        this.#worker.postMessage("restart" satisfies CheckpointerCommand);
       } else {
         this.#resume();
         logger.info(
@@ -150,7 +95,7 @@ export class Checkpointer {
   stop(): Promise<void> {
     if (this.#stopped === undefined) {
       this.#worker.ref(); // keep the process alive until the thread has closed its connection
-      this.#worker.postMessage("stop");
+      this.#worker.postMessage("stop" satisfies CheckpointerCommand);
       this.#stopped = this.#exited;
     }
     return this.#stopped;
