@@ -17,15 +17,15 @@ class Ticker {
   #timer: NodeJS.Timeout | undefined;
   #lastTick = 0;
 
-  constructor(readonly interval: number) {}
+  constructor(readonly intervalMs: number) {}
 
   add(member: Tickable): void {
     this.#members.add(member);
     // a timer that stopped ticking (created under fake timers that are gone) is replaced
-    if (this.#timer === undefined || Math.abs(clock() - this.#lastTick) > this.interval * 4 + 1000) {
+    if (this.#timer === undefined || Math.abs(clock() - this.#lastTick) > this.intervalMs * 4 + 1000) {
       clearInterval(this.#timer);
       this.#lastTick = clock();
-      this.#timer = setInterval(this.#tick, this.interval);
+      this.#timer = setInterval(this.#tick, this.intervalMs);
       this.#timer.unref();
     }
   }
@@ -58,12 +58,12 @@ export const ticks = { pass: 0 };
 
 const tickers = new Map<number, Ticker>();
 
-/** The shared ticker for `interval` ms. */
-export function tickerFor(interval: number): Ticker {
-  let ticker = tickers.get(interval);
+/** The shared ticker for `intervalMs`. */
+export function tickerFor(intervalMs: number): Ticker {
+  let ticker = tickers.get(intervalMs);
   if (ticker === undefined) {
-    ticker = new Ticker(interval);
-    tickers.set(interval, ticker);
+    ticker = new Ticker(intervalMs);
+    tickers.set(intervalMs, ticker);
   }
   return ticker;
 }

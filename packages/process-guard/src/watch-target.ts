@@ -45,16 +45,16 @@ export type TimeWatchHandle = WatchHandle<ExecutionTimeout> & {
 class PidPoll implements Tickable {
   constructor(
     readonly pid: number,
-    readonly interval: number,
+    readonly intervalMs: number,
     readonly logger: Logger,
     readonly gone: () => void,
   ) {
-    tickerFor(interval).add(this);
+    tickerFor(intervalMs).add(this);
   }
 
   tick(): void {
     if (isAlive(this.pid)) return;
-    tickerFor(this.interval).delete(this);
+    tickerFor(this.intervalMs).delete(this);
     this.gone();
   }
 }
