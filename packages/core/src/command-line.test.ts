@@ -38,16 +38,31 @@ describe("exit codes", () => {
 });
 
 describe("onShutdownSignals", () => {
-  it("stops gracefully on the first signal and forces on the second", async () => {
-    const moduleUrl = new URL("./command-line.ts", import.meta.url).pathname;
-    const script = `
+  const moduleUrl = new URL("./command-line.ts", import.meta.url).pathname;
+  const signalScript = (signals: string[], gapMs: number) => `
       const { onShutdownSignals } = await import(${JSON.stringify(moduleUrl)});
       const keepAlive = setInterval(() => {}, 1000);
-      onShutdownSignals((signal) => { console.log("stop " + signal); });
+      onShutdownSignals((signal) => { console.log("stop " + signal); }, { otherSignalGraceMs: 300 });
       console.log("ready");
-      process.kill(process.pid, "SIGTERM");
-      setTimeout(() => process.kill(process.pid, "SIGINT"), 200);`;
-    const { code, stdout } = await runModule(script);
+      const signals = ${JSON.stringify(signals)};
+      process.kill(process.pid, signals[0]);
+      setTimeout(() => process.kill(process.pid, signals[1]), ${gapMs});
+      setTimeout(() => { console.log("still running"); process.exit(0); }, ${gapMs} + 1500);`;
+
+  it("stops gracefully on the first signal and forces on the same signal again", async () => {
+    const { code, stdout } = await runModule(signalScript(["SIGTERM", "SIGTERM"], 50));
+    expect(code).toBe(143);
+    expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM"]);
+  });
+
+  it("ignores another kind of signal soon after the first (Ctrl-C, then a parent's SIGTERM)", async () => {
+    const { code, stdout } = await runModule(signalScript(["SIGINT", "SIGTERM"], 20));
+    expect(code).toBe(0);
+    expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGINT", "still running"]);
+  });
+
+  it("forces on another kind of signal once the grace delay has passed", async () => {
+    const { code, stdout } = await runModule(signalScript(["SIGTERM", "SIGINT"], 600));
     expect(code).toBe(130);
     expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM"]);
   });
@@ -59,5 +74,21 @@ describe("onShutdownSignals", () => {
     expect(process.listenerCount("SIGTERM")).toBe(before + 1);
     dispose();
     expect(process.listenerCount("SIGTERM")).toBe(before);
+  });
+});
+
+describe("exitQuietlyOnBrokenPipe", () => {
+  it("ends the process with 141 and no stack trace when the reader closes its output", async () => {
+    const moduleUrl = new URL("./command-line.ts", import.meta.url).pathname;
+    const script = `
+      const { exitQuietlyOnBrokenPipe } = await import(${JSON.stringify(moduleUrl)});
+      exitQuietlyOnBrokenPipe();
+      const line = "x".repeat(1000) + "\\n";
+      const write = () => { while (process.stdout.write(line)) {} process.stdout.once("drain", write); };
+      write();`;
+    const { code, stdout, stderr } = await runModule(script, { closeStdoutAfterBytes: 1 });
+    expect(stderr).toBe("");
+    expect(stdout.length).toBeGreaterThan(0);
+    expect(code).toBe(141);
   });
 });

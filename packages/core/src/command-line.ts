@@ -47,34 +47,70 @@ export interface ShutdownOptions {
   /** Signals that stop the command. Default `["SIGINT", "SIGTERM"]`. */
   signals?: NodeJS.Signals[];
   /**
-   * Called on the second signal. Default: exit at once with 128 + the signal number (130 for SIGINT,
-   * 143 for SIGTERM).
+   * Called on a forcing signal (see {@link onShutdownSignals}). Default: exit at once with 128 + the signal
+   * number (130 for SIGINT, 143 for SIGTERM).
    */
   force?: (signal: NodeJS.Signals) => void;
+  /**
+   * How long after the first signal a signal of another kind still counts as part of the same stop request,
+   * in milliseconds. Default 2000.
+   */
+  otherSignalGraceMs?: number;
 }
 
 /**
- * The toolkit's signal convention for commands: the first SIGINT or SIGTERM calls `stop` (a graceful stop),
- * a second one calls `force` (by default, exit at once).
+ * The toolkit's signal convention for commands: the first SIGINT or SIGTERM calls `stop` (a graceful stop);
+ * the same signal again calls `force` (by default, exit at once), and so does a signal of another kind that
+ * arrives `otherSignalGraceMs` or more after the first.
+ *
+ * A different signal soon after the first is ignored because Ctrl-C in a terminal sends SIGINT to the whole
+ * foreground process group: a parent script that forwards SIGTERM to its child must not turn the child's
+ * graceful stop into a forced one.
  *
  * @param stop - the graceful stop; its rejection is not handled here, so handle it in `stop`
- * @param options - which signals, and what a second one does
+ * @param options - which signals, and what a forcing one does
  * @returns a function that removes the handlers
  */
 export function onShutdownSignals(
   stop: (signal: NodeJS.Signals) => unknown,
   options: ShutdownOptions = {},
 ): () => void {
-  const { signals = ["SIGINT", "SIGTERM"], force = (signal) => process.exit(signalExitCode(signal)) } =
-    options;
-  let stopping = false;
+  const {
+    signals = ["SIGINT", "SIGTERM"],
+    force = (signal) => process.exit(signalExitCode(signal)),
+    otherSignalGraceMs = 2000,
+  } = options;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    if (stopping) return force(signal);
-    stopping = true;
-    stop(signal);
+    if (first === undefined) {
+      first = { signal, at: performance.now() };
+      stop(signal);
+    } else if (signal === first.signal || performance.now() - first.at >= otherSignalGraceMs) {
+      force(signal);
+    }
   };
   for (const signal of signals) process.on(signal, handler);
   return () => {
     for (const signal of signals) process.off(signal, handler);
+  };
+}
+
+/**
+ * Makes a command exit quietly when the reader of its output goes away (`x-… | head`): an `EPIPE` on stdout
+ * or stderr ends the process with `exitCode` instead of an unhandled-error stack trace.
+ *
+ * @param exitCode - the exit code; default 141 (128 + SIGPIPE), what a shell reports for a C program killed
+ *   by the same broken pipe
+ * @returns a function that removes the handlers
+ */
+export function exitQuietlyOnBrokenPipe(exitCode: number = signalExitCode("SIGPIPE")): () => void {
+  const streams = [process.stdout, process.stderr];
+  const handler = (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(exitCode);
+    throw error;
+  };
+  for (const stream of streams) stream.on("error", handler);
+  return () => {
+    for (const stream of streams) stream.off("error", handler);
   };
 }

@@ -5,6 +5,7 @@
  */
 export {
   ExitCode,
+  exitQuietlyOnBrokenPipe,
   onShutdownSignals,
   parseCommandLine,
   type ShutdownOptions,
