@@ -22,5 +22,5 @@ export {
   type XErrorClass,
 } from "./options.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
-export { parseDurationMs, parseSizeBytes } from "./units.js";
+export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";
 export { startWorker } from "./worker-thread.js";
