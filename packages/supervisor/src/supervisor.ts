@@ -7,7 +7,8 @@ import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
-import { prepareSocketPath, WorkerServer } from "./worker-server.js";
+import { prepareSocketPath } from "./socket-path.js";
+import { WorkerServer } from "./worker-server.js";
 
 /** Options of {@link startSupervisor} (and {@link Supervisor.start}). */
 export interface SupervisorOptions {

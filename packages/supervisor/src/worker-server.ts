@@ -1,7 +1,6 @@
 import { lstatSync, unlinkSync } from "node:fs";
 import { chmod } from "node:fs/promises";
-import { createConnection, createServer, type Server, type Socket } from "node:net";
-import { ErrorCode, SupervisorError } from "./errors.js";
+import { createServer, type Server, type Socket } from "node:net";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
@@ -11,51 +10,6 @@ import type { DispatchRequest, Job, SupervisorStorage } from "./storage.js";
 const newline = 0x0a;
 /** How long `close()` lets open connections flush their replies before it destroys them, in ms. */
 const closeGraceMs = 2_000;
-
-/**
- * Checks the socket path before listening: a missing path is fine; a socket nobody accepts on is stale
- * and removed; a live socket or anything that is not a socket is an error, and the path is left alone.
- *
- * The daemon stats sockets with `{ bigint: true }` only: Node's `realpathSync` reads the type of the last
- * file stat'ed into a shared array, and a socket there stops it resolving symbolic links, so that a later
- * `require` through pnpm's symlinks fails (nodejs/node#51142).
- */
-export async function prepareSocketPath(path: string): Promise<void> {
-  let isSocket: boolean;
-  try {
-    isSocket = lstatSync(path, { bigint: true }).isSocket();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-    throw new SupervisorError(ErrorCode.SOCKET_PATH, `cannot inspect socket path ${path}`, {
-      cause: error,
-    });
-  }
-  if (!isSocket) {
-    throw new SupervisorError(ErrorCode.SOCKET_PATH, `${path} exists and is not a socket`);
-  }
-  const alive = await new Promise<boolean | Error>((resolve) => {
-    const probe = createConnection(path);
-    probe.once("connect", () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once("error", (error: NodeJS.ErrnoException) =>
-      resolve(error.code === "ECONNREFUSED" ? false : error),
-    );
-  });
-  if (alive === true) {
-    throw new SupervisorError(
-      ErrorCode.SOCKET_IN_USE,
-      `another supervisor is listening on ${path}; stop it first`,
-    );
-  }
-  if (alive instanceof Error) {
-    throw new SupervisorError(ErrorCode.SOCKET_PATH, `cannot probe socket ${path}`, {
-      cause: alive,
-    });
-  }
-  unlinkSync(path);
-}
 
 /** A command waiting for the next group commit. */
 type Request = { socket: Socket; command: Exclude<Command, { kind: "reject" }> };
@@ -89,7 +43,7 @@ export class WorkerServer {
     this.#server = createServer({ allowHalfOpen: true }, (socket) => this.#accept(socket));
   }
 
-  /** Listens on `path` (already checked by {@link prepareSocketPath}) and gives the socket file `mode`. */
+  /** Listens on `path` (already checked by `prepareSocketPath`) and gives the socket file `mode`. */
   async listen(path: string, mode: number): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       this.#server.once("error", reject);

@@ -58,6 +58,17 @@ describe("x-supervisor serve", () => {
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toContain("ERR_X_SUPERVISOR_SOCKET_IN_USE");
   });
+
+  it("exits 1 with a message naming the missing socket directory, creating nothing", async () => {
+    const p = paths();
+    const fetchersDir = join(p.root, "not-yet");
+    const proc = runCli(["serve", p.db, fetchersDir, join(p.root, "missing", "s.sock")]);
+    expect(await proc.exited).toBe(1);
+    expect(proc.stderr()).toContain(`the socket's directory ${join(p.root, "missing")} does not exist`);
+    expect(proc.stderr()).not.toContain("EACCES");
+    expect(existsSync(p.db)).toBe(false);
+    expect(existsSync(fetchersDir)).toBe(false);
+  });
 });
 
 describe("x-supervisor status", () => {

@@ -176,6 +176,31 @@ describe("socket path (D8)", () => {
     mkdirSync(p.socket);
     await expect(start(p)).rejects.toMatchObject({ code: "ERR_X_SUPERVISOR_SOCKET_PATH" });
   });
+
+  it("refuses a socket whose directory does not exist, saying so, before it creates anything", async () => {
+    const p = paths();
+    const fetchersDir = join(p.root, "not-yet");
+    const missing = join(p.root, "missing", "s.sock");
+    const options = { db: p.db, fetchersDir, socket: missing };
+    const error = await startSupervisor(options).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      code: "ERR_X_SUPERVISOR_SOCKET_PATH",
+      message: `the socket's directory ${join(p.root, "missing")} does not exist; create it first (the daemon does not create the socket's directory)`,
+    });
+    expect(existsSync(p.db)).toBe(false);
+    expect(existsSync(fetchersDir)).toBe(false);
+    writeFileSync(join(p.root, "file"), "");
+    await expect(
+      startSupervisor({ ...options, socket: join(p.root, "file", "s.sock") }),
+    ).rejects.toMatchObject({
+      code: "ERR_X_SUPERVISOR_SOCKET_PATH",
+      message: expect.stringContaining("is not a directory"),
+    });
+    expect(existsSync(p.db)).toBe(false);
+  });
 });
 
 describe("protocol", () => {
