@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { XError } from "@x/core";
-import { ExitCode } from "@x/core/internal";
+import { ExitCode, exitQuietlyOnBrokenPipe } from "@x/core/internal";
 import { serveCommand, serveUsage } from "./cli-serve.js";
 import { statusCommand, statusUsage } from "./cli-status.js";
 import { workerCommand, workerUsage } from "./cli-worker.js";
@@ -45,4 +45,6 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `x-supervisor status … | head`: a reader that goes away ends the command with 141, without a stack trace.
+exitQuietlyOnBrokenPipe();
 process.exitCode = await main(process.argv.slice(2));

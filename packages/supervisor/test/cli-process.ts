@@ -15,13 +15,21 @@ export interface CliProcess {
   exited: Promise<number>;
 }
 
-/** Spawns `x-supervisor <args…>`. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): CliProcess {
+/**
+ * Spawns `x-supervisor <args…>`. With `closed`, that output's pipe is closed at once on this side, as `| head`
+ * does once it has read enough: the command's next write to it fails with `EPIPE`.
+ */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  closed?: "stdout" | "stderr",
+): CliProcess {
   const child = spawn(process.execPath, ["--conditions=@x/source", "--import", "tsx", cli, ...args], {
     cwd: packageDir,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  if (closed) child[closed]!.destroy();
   let out = "";
   let err = "";
   child.stdout!.setEncoding("utf8").on("data", (text: string) => {

@@ -278,3 +278,52 @@ esac
     await waitFor(() => isGone(pid), 10_000, "the group to be killed");
   });
 });
+
+describe("a closed output (x-supervisor … | head)", () => {
+  /** The exit code a shell reports for a command killed by SIGPIPE, and what every subcommand exits with. */
+  const brokenPipe = 141;
+
+  it("status exits 141 without a stack trace when its stdout is closed, with --json or not", async () => {
+    const p = paths();
+    const s = SupervisorStorage.open(p.db);
+    s.upgrade();
+    s.close();
+    for (const args of [
+      ["status", p.db],
+      ["status", p.db, "--json"],
+      ["status", "--help"],
+    ]) {
+      const proc = runCli(args, {}, "stdout");
+      expect(await proc.exited).toBe(brokenPipe);
+      expect(proc.stderr()).toBe("");
+    }
+  });
+
+  it("the top-level help exits 141 when its stdout is closed", async () => {
+    const proc = runCli(["--help"], {}, "stdout");
+    expect(await proc.exited).toBe(brokenPipe);
+    expect(proc.stderr()).toBe("");
+  });
+
+  it("serve exits 141 when the reader of its log (stderr) goes away", async () => {
+    const p = paths();
+    const proc = runCli(["serve", p.db, p.fetchersDir, p.socket], {}, "stderr");
+    onTestFinished(async () => {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    expect(await proc.exited).toBe(brokenPipe);
+    expect(proc.stdout()).toBe("");
+  });
+
+  it("worker exits 141 when the reader of its log (stderr) goes away", async () => {
+    const p = paths();
+    const proc = runCli(["worker", p.socket, "--", "true"], {}, "stderr");
+    onTestFinished(async () => {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    expect(await proc.exited).toBe(brokenPipe);
+    expect(proc.stdout()).toBe("");
+  });
+});
