@@ -64,9 +64,17 @@ export interface Topology {
   queue(spec: QueueSpec): string;
 }
 
-/** The topology with `prefix` in front of every exchange and queue name (routing keys are unchanged). */
+/** What separates a non-empty prefix from the names it qualifies: `tenant1` names `tenant1.content`. */
+export const PREFIX_SEPARATOR = ".";
+
+/**
+ * The topology with `prefix` and {@link PREFIX_SEPARATOR} in front of every exchange and queue name
+ * (routing keys are unchanged). A prefix that already ends with the separator gets no second one, and the
+ * empty prefix gives the names of swh-provenance.
+ */
 export function topology(prefix: string): Topology {
-  return { prefix, exchange: (name) => prefix + name, queue: (spec) => prefix + spec.name };
+  const head = prefix === "" || prefix.endsWith(PREFIX_SEPARATOR) ? prefix : prefix + PREFIX_SEPARATOR;
+  return { prefix, exchange: (name) => head + name, queue: (spec) => head + spec.name };
 }
 
 /** The arguments every worker queue is declared with. */

@@ -43,7 +43,7 @@ export interface RmqStorageClientOptions {
    * swh-provenance) takes precedence. Default 10 000.
    */
   heartbeatMs?: number;
-  /** A prefix for every exchange name; must match the server's. Default `""`. */
+  /** The topology's name prefix (`<prefix>.<name>`, see the server's `prefix`); must match the server's. Default `""`. */
   prefix?: string;
   /** Where the client logs. Default: silent. */
   logger?: Logger;

@@ -39,8 +39,10 @@ export interface RmqStorageServerOptions {
    */
   heartbeatMs?: number;
   /**
-   * A prefix for every exchange and queue name, to run several independent topologies on one broker.
-   * Default `""`: the names of swh-provenance (see the README's "Routing table").
+   * A prefix for every exchange and queue name, to run several independent topologies on one broker: the
+   * names become `<prefix>.<name>` (`tenant1` gives `tenant1.content_add.unknown.0`; a prefix ending in `.`
+   * gets no second one). Letters, digits, `_`, `-`, `.` and `:`. Default `""`: the names of swh-provenance
+   * (see the README's "Routing table").
    */
   prefix?: string;
   /** The ranges (first hex digits) this server serves. Default all 16. */

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { queueArguments, topology, topologyNames } from "./amqp.js";
+import { workerQueues } from "./routing.js";
+
+const spec = workerQueues.find((q) => q.name === "content_add.unknown.0");
+
+describe("topology names", () => {
+  it("puts a '.' between a prefix and every exchange and queue name, dead letters included", () => {
+    const top = topology("tenant1");
+    expect(top.exchange("content")).toBe("tenant1.content");
+    expect(spec && top.queue(spec)).toBe("tenant1.content_add.unknown.0");
+    expect(spec && queueArguments(top, spec)["x-dead-letter-exchange"]).toBe("tenant1.content.dead");
+    const names = topologyNames(top);
+    expect(names.queues).toHaveLength(160);
+    expect(
+      [...names.queues, ...names.deadQueues, ...names.exchanges].every((n) => n.startsWith("tenant1.")),
+    ).toBe(true);
+  });
+
+  it("adds no second '.' to a prefix that ends with one, and none to the empty prefix", () => {
+    expect(topology("tenant1.").exchange("content")).toBe("tenant1.content");
+    expect(topology("").exchange("content")).toBe("content");
+    expect(spec && topology("").queue(spec)).toBe("content_add.unknown.0");
+  });
+});
