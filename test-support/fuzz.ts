@@ -17,12 +17,15 @@ export function fuzzRuns(): number {
  *
  * @param parser - what is fuzzed, as the reliability table names it (`"supervisor: protocol line"`)
  * @param property - the property, synchronous or asynchronous
+ * @param share - the share of the budget this property takes, for slow properties (a real socket or
+ *   process per input); default 1
  */
 export async function checkProperty(
   parser: string,
   property: fc.IProperty<[unknown, ...unknown[]]> | fc.IAsyncProperty<[unknown, ...unknown[]]>,
+  share = 1,
 ): Promise<void> {
-  const runs = fuzzRuns();
+  const runs = Math.max(1, Math.round(fuzzRuns() * share));
   const seed = Number(process.env.X_FUZZ_SEED) || Date.now() ^ (Math.random() * 0x7fffffff);
   const started = performance.now();
   await fc.assert(property as fc.IAsyncProperty<[unknown, ...unknown[]]>, { numRuns: runs, seed });
