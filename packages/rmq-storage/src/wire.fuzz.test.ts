@@ -1,0 +1,124 @@
+import { XError } from "@x/core";
+import { checkProperty, parsesOrRejects } from "@x/test-support/fuzz";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ErrorCode } from "./errors.js";
+import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
+import { splitRanges } from "./routing.js";
+import { RelationType, type WriteMethod } from "./types.js";
+import { decodeReply, decodeRequest, encodeRequest } from "./wire.js";
+
+const methods: WriteMethod[] = [
+  "content_add",
+  "directory_add",
+  "location_add",
+  "origin_add",
+  "revision_add",
+  "relation_add",
+];
+const sha1 = fc.stringMatching(/^[0-9a-f]{40}$/);
+const timestamp = fc.bigInt({ min: MIN_TIMESTAMP, max: MAX_TIMESTAMP });
+const hex = "0123456789abcdef";
+
+/** Message bodies as a broken or hostile publisher sends them. */
+const hostileBody = fc.oneof(
+  fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes)),
+  fc.jsonValue({ maxDepth: 6 }).map((value) => Buffer.from(JSON.stringify(value) ?? "null")),
+  fc
+    .record({
+      v: fc.oneof(fc.constant(1), fc.jsonValue({ maxDepth: 1 })),
+      items: fc.array(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }), { maxLength: 5 }),
+    })
+    .map((body) => Buffer.from(JSON.stringify(body))),
+  fc
+    .tuple(sha1, fc.oneof(fc.string(), fc.constant("1".repeat(400)), fc.constant("-99999999999999999999")))
+    .map(([id, date]) => Buffer.from(`{"v":1,"items":[["${id}","${date}"]]}`)),
+  fc
+    .integer({ min: 1, max: 200_000 })
+    .map((depth) => Buffer.from(`${"[".repeat(depth)}${"]".repeat(depth)}`)),
+  sha1.map((id) => Buffer.from(`{"v":1,"items":[["${id}","5"]]}`, "utf16le")),
+);
+
+describe("rmq-storage wire format under fuzzing", () => {
+  it("a request body is decoded or refused with a reason, for any bytes and any queue", async () => {
+    await checkProperty(
+      "rmq-storage: request message",
+      fc.property(
+        hostileBody,
+        fc.constantFrom(...methods),
+        fc.constantFrom(...hex),
+        fc.constantFrom(null, ...Object.values(RelationType)),
+        (body, method, range, relation) => {
+          const decoded = decodeRequest(body, method, method === "relation_add" ? relation : null, range);
+          if (!decoded.ok) expect(typeof decoded.reason).toBe("string");
+          else expect(decoded.items.length).toBeGreaterThan(0);
+        },
+      ),
+    );
+  });
+
+  it("a reply body is a reply or null, for any bytes", async () => {
+    await checkProperty(
+      "rmq-storage: reply message",
+      fc.property(hostileBody, (body) => {
+        const reply = decodeReply(body);
+        if (reply !== null) expect(typeof reply.ok).toBe("boolean");
+      }),
+    );
+  });
+
+  it("every write a client can make crosses the wire unchanged, to the queue of its range", async () => {
+    const writes = fc.oneof(
+      fc.map(sha1, timestamp, { maxKeys: 20 }).map((data) => ["content_add", data] as const),
+      fc
+        .map(sha1, fc.record({ date: fc.option(timestamp), flat: fc.boolean() }), { maxKeys: 20 })
+        .map((data) => ["directory_add", data] as const),
+      fc
+        .map(sha1, fc.record({ date: fc.option(timestamp), origin: fc.option(sha1) }), { maxKeys: 20 })
+        .map((data) => ["revision_add", data] as const),
+      fc
+        .map(sha1, fc.string({ unit: "binary" }), { maxKeys: 20 })
+        .map((data) => ["origin_add", data] as const),
+      fc
+        .array(fc.uint8Array({ maxLength: 40 }), { maxLength: 20 })
+        .map((data) => ["location_add", data] as const),
+    );
+    await checkProperty(
+      "rmq-storage: write round trip",
+      fc.property(writes, ([method, data]) => {
+        for (const [key, items] of splitRanges(data, method)) {
+          const decoded = decodeRequest(encodeRequest(method, items), method, null, key.at(-1)!);
+          const normal = (list: readonly unknown[]) =>
+            list.map((item) =>
+              (Array.isArray(item) ? item : [item]).map((part) =>
+                part instanceof Uint8Array ? Buffer.from(part) : part,
+              ),
+            );
+          expect(decoded.ok && normal(decoded.items)).toEqual(normal(items));
+        }
+      }),
+    );
+  });
+
+  it("a client's write is routed or refused with ERR_X_RMQ_STORAGE_BAD_INPUT, for any value", async () => {
+    const isBadInput = (error: unknown) => XError.is(error, ErrorCode.BAD_INPUT);
+    await checkProperty(
+      "rmq-storage: client write arguments",
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.map(fc.oneof(sha1, fc.string()), fc.anything(), { maxKeys: 5 }),
+          fc.array(fc.oneof(sha1, fc.uint8Array(), fc.anything()), { maxLength: 5 }),
+        ),
+        fc.constantFrom(...methods),
+        fc.constantFrom(...Object.values(RelationType)),
+        (data, method, relation) => {
+          parsesOrRejects(
+            () => splitRanges(data, method, method === "relation_add" ? relation : undefined),
+            isBadInput,
+          );
+        },
+      ),
+    );
+  });
+});
