@@ -5,14 +5,14 @@
  * figure.
  *
  *   pnpm --filter @x/rmq-storage bench [--items N] [--call-size N] [--backends sqlite,postgres]
- *     [--client-batch-size N] [--server-batch-size N] [--concurrency N] [--figures rss,throughput,relations]
+ *     [--items-per-message N] [--max-items-per-write N] [--concurrency N] [--figures rss,throughput,relations]
  *
  * `--concurrency` is how many calls are in flight at a time (default 4), the same for the direct and the
  * through-RabbitMQ runs: a pipeline that writes through the broker keeps several calls going, and the
  * direct storage gets the same chance (SQLite serialises its writes anyway; PostgreSQL uses its pool).
  *
  * The `shaped` figure (not in the default set) is a diagnostic: direct writes cut the way the server cuts
- * them (per range, whole messages of `--client-batch-size` merged up to `--server-batch-size` items, each
+ * them (per range, whole messages of `--items-per-message` merged up to `--max-items-per-write` items, each
  * range's storage calls one after another, the 16 ranges concurrently), i.e. the storage's ceiling for the
  * through-RabbitMQ run with the same options.
  */
@@ -40,8 +40,8 @@ const { values } = parseArgs({
     items: { type: "string", default: "1000000" },
     "call-size": { type: "string", default: "10000" },
     backends: { type: "string", default: "sqlite,postgres" },
-    "client-batch-size": { type: "string", default: "100" },
-    "server-batch-size": { type: "string", default: "100" },
+    "items-per-message": { type: "string", default: "100" },
+    "max-items-per-write": { type: "string", default: "100" },
     concurrency: { type: "string", default: "4" },
     figures: { type: "string", default: "rss,throughput,relations" }, // also: shaped
   },
@@ -49,11 +49,11 @@ const { values } = parseArgs({
 const items = Number(values.items);
 const callSize = Number(values["call-size"]);
 const backends = values.backends.split(",");
-const clientBatchSize = Number(values["client-batch-size"]);
-const serverBatchSize = values["server-batch-size"];
+const itemsPerMessage = Number(values["items-per-message"]);
+const maxItemsPerWrite = values["max-items-per-write"];
 const concurrency = Number(values.concurrency);
 const figures = values.figures.split(",");
-const options = { clientBatchSize, serverBatchSize: Number(serverBatchSize), concurrency };
+const options = { itemsPerMessage, maxItemsPerWrite: Number(maxItemsPerWrite), concurrency };
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 /** Runs the client of the single-call RSS figure; it imports the built package (`pnpm build` first). */
@@ -109,7 +109,7 @@ async function timed(calls: Array<Map<string, bigint>>, storage: ProvenanceStora
 
 /**
  * The storage calls the server makes for `calls`: per range (first hex digit) the items cut into messages
- * of `clientBatchSize`, whole messages merged up to `serverBatchSize` items; only messages of the same
+ * of `itemsPerMessage`, whole messages merged up to `maxItemsPerWrite` items; only messages of the same
  * `concurrency` consecutive calls are merged (a queue holds at most the messages of the calls in flight).
  */
 function serverShaped(calls: Array<Map<string, bigint>>): Array<Array<Map<string, bigint>>> {
@@ -127,10 +127,10 @@ function serverShaped(calls: Array<Map<string, bigint>>): Array<Array<Map<string
     for (const [range, entries] of byRange) {
       const lane = lanes.get(range) ?? [];
       lanes.set(range, lane);
-      for (let i = 0; i < entries.length; i += clientBatchSize) {
-        const message = entries.slice(i, i + clientBatchSize);
+      for (let i = 0; i < entries.length; i += itemsPerMessage) {
+        const message = entries.slice(i, i + itemsPerMessage);
         const last = lane.length > (sealed.get(range) ?? 0) ? lane.at(-1) : undefined;
-        if (last !== undefined && last.size + message.length <= options.serverBatchSize)
+        if (last !== undefined && last.size + message.length <= options.maxItemsPerWrite)
           for (const [id, date] of message) last.set(id, date);
         else lane.push(new Map(message));
       }
@@ -192,8 +192,8 @@ async function throughBroker<T>(
     prefix,
     "--log-level",
     "info",
-    "--batch-size",
-    serverBatchSize,
+    "--max-items-per-write",
+    maxItemsPerWrite,
   ]);
   const local = spec.startsWith("sqlite:")
     ? await openSqliteStorage(spec.slice(7))
@@ -202,7 +202,7 @@ async function throughBroker<T>(
     url: AMQP_URL,
     storage: local,
     prefix,
-    batchSize: clientBatchSize,
+    itemsPerMessage,
   });
   try {
     return await body(client, local);

@@ -23,7 +23,9 @@ redelivered later.
 Options:
   --amqp URL          the broker (amqp:// or amqps://)
   --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]
-  --batch-size N      most items per storage call (default 100; 10000 for bulk loads)
+  --max-items-per-write N
+                      most items per storage call: a queue's messages are merged,
+                      whole, up to this many (default 100; 10000 for bulk loads)
   --prefetch N        unacknowledged messages held per queue (default 100)
   --processes N       child processes sharing the 16 ranges (default 1)
   --prefix P          a prefix for every exchange and queue name (default none)
@@ -66,7 +68,7 @@ async function serve(args: string[]): Promise<number> {
     options: {
       amqp: { type: "string" },
       storage: { type: "string" },
-      "batch-size": { type: "string" },
+      "max-items-per-write": { type: "string" },
       prefetch: { type: "string" },
       processes: { type: "string" },
       prefix: { type: "string" },
@@ -96,7 +98,7 @@ async function serve(args: string[]): Promise<number> {
     url: values.amqp,
     storage: values.storage,
     logger,
-    ...defined("batchSize", positiveInt("--batch-size", values["batch-size"])),
+    ...defined("maxItemsPerWrite", positiveInt("--max-items-per-write", values["max-items-per-write"])),
     ...defined("prefetch", positiveInt("--prefetch", values.prefetch)),
     ...defined("processes", positiveInt("--processes", values.processes)),
     ...defined("prefix", values.prefix),

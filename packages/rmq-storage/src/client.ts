@@ -6,7 +6,7 @@ import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqp
 import { z } from "zod";
 import { connectBroker, declareExchanges, reconnectBackoff, type Topology, topology } from "./amqp.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
-import { brokerOptions } from "./option-schemas.js";
+import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
 import { exchangeOf, splitItems, splitKeys } from "./routing.js";
 import type {
   DirectoryData,
@@ -29,8 +29,12 @@ export interface RmqStorageClientOptions {
   url: string;
   /** Serves every read; should be the database the server writes to. The client never closes it. Required. */
   storage: ProvenanceStorage;
-  /** Items per message. Integer 1…100 000. Default 100. */
-  batchSize?: number;
+  /**
+   * Items per message: each routing key's items of a call are cut into messages of this many (the last one
+   * shorter). Integer 1…100 000. Default 100, as in swh-provenance (its `batch_size`); larger messages
+   * (1 000) suit bulk loads. The server's `maxItemsPerWrite` caps what it merges into one storage call.
+   */
+  itemsPerMessage?: number;
   /** A call resolves `false` after this long without progress, at least, in ms; a number > 0. Default 60 000. */
   waitMinMs?: number;
   /** …or after this long per message of the call, if that is longer, in ms; a number ≥ 0. Default 10 000. */
@@ -96,12 +100,8 @@ const optionsSchema = z.strictObject({
       storageMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
     { error: "a ProvenanceStorage (an object with every storage method)" },
   ),
-  batchSize: z
-    .number({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-    .int({ error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-    .min(1, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-    .max(MAX_ITEMS, { error: `an integer number of items between 1 and ${MAX_ITEMS}` })
-    .default(100),
+  itemsPerMessage: intIn("number of items", 1, MAX_ITEMS).default(100),
+  batchSize: renamedOption("itemsPerMessage"),
   waitMinMs: milliseconds("positive").default(60_000),
   waitPerBatchMs: milliseconds("nonnegative").default(10_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
@@ -343,29 +343,29 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     return done;
   }
 
-  /** Validates a write (all or nothing) and cuts each routing key's items into messages of `batchSize`. */
+  /** Validates a write (all or nothing) and cuts each routing key's items into messages of `itemsPerMessage`. */
   #messages(caller: string, method: WriteMethod, data: unknown, relation: RelationType | null): Message[] {
     const exchange = this.#top.exchange(exchangeOf(method, relation));
-    const { batchSize } = this.#options;
+    const { itemsPerMessage } = this.#options;
     const messages: Message[] = [];
     const add = (routingKey: string, body: () => Buffer) =>
       messages.push({ id: randomUUID(), exchange, routingKey, body });
     if (data instanceof Map && method !== "relation_add") {
       const map = data as Map<Sha1, unknown>;
       for (const [routingKey, ids] of splitKeys(caller, map, method))
-        for (let i = 0; i < ids.length; i += batchSize) {
+        for (let i = 0; i < ids.length; i += itemsPerMessage) {
           // The slice is made when the message is encoded: pending messages hold no copies.
           add(routingKey, () =>
             encodeRequest(
               method,
-              ids.slice(i, i + batchSize).map((id) => [id, map.get(id)]),
+              ids.slice(i, i + itemsPerMessage).map((id) => [id, map.get(id)]),
             ),
           );
         }
     } else {
       for (const [routingKey, items] of splitItems(caller, data, method, relation))
-        for (let i = 0; i < items.length; i += batchSize) {
-          add(routingKey, () => encodeRequest(method, items.slice(i, i + batchSize)));
+        for (let i = 0; i < items.length; i += itemsPerMessage) {
+          add(routingKey, () => encodeRequest(method, items.slice(i, i + itemsPerMessage)));
         }
     }
     return messages;

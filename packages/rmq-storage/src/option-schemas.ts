@@ -29,3 +29,10 @@ export const brokerOptions = {
     .default(""),
   logger: loggerOption,
 };
+
+/**
+ * An option that was renamed before the first release: refused with a message that gives the new name (the
+ * declarations no longer have it, so only untyped callers can pass it).
+ */
+export const renamedOption = (now: string) =>
+  z.undefined({ error: `nothing: this option is now ${now}` }).optional();

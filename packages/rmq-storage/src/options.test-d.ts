@@ -25,7 +25,7 @@ describe("option names and units", () => {
     expectTypeOf<keyof RmqStorageServerOptions>().toEqualTypeOf<
       | "url"
       | "storage"
-      | "batchSize"
+      | "maxItemsPerWrite"
       | "prefetch"
       | "processes"
       | "connectTimeoutMs"
@@ -37,7 +37,7 @@ describe("option names and units", () => {
     expectTypeOf<keyof RmqStorageClientOptions>().toEqualTypeOf<
       | "url"
       | "storage"
-      | "batchSize"
+      | "itemsPerMessage"
       | "waitMinMs"
       | "waitPerBatchMs"
       | "connectTimeoutMs"
@@ -146,7 +146,16 @@ describe("removed spellings", () => {
   it("rejects swh-provenance's names of counts", () => {
     // @ts-expect-error: `prefetch_count` is `prefetch`
     RmqStorageServer.start({ url, storage: "sqlite:p.db", prefetch_count: 100 });
-    // @ts-expect-error: `batch_size` is `batchSize`
+    // @ts-expect-error: `batch_size` is `itemsPerMessage`
     RmqStorageClient.connect({ url, storage, batch_size: 100 });
+  });
+
+  it("gives the client's items per message and the server's items per storage call distinct names", () => {
+    // @ts-expect-error: the client's `batchSize` is `itemsPerMessage`
+    RmqStorageClient.connect({ url, storage, batchSize: 100 });
+    // @ts-expect-error: the server's `batchSize` is `maxItemsPerWrite`
+    RmqStorageServer.start({ url, storage: "sqlite:p.db", batchSize: 100 });
+    expectTypeOf<RmqStorageClientOptions["itemsPerMessage"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<RmqStorageServerOptions["maxItemsPerWrite"]>().toEqualTypeOf<number | undefined>();
   });
 });

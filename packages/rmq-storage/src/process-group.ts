@@ -16,7 +16,7 @@ export type ChildMessage =
 export interface ChildOptions {
   url: string;
   storage: string;
-  batchSize: number;
+  maxItemsPerWrite: number;
   prefetch: number;
   connectTimeoutMs: number;
   heartbeatMs: number;

@@ -21,7 +21,7 @@ export interface ServerEvents {
 /** What a worker needs from its server. */
 export interface WorkerContext {
   storage: ProvenanceStorage;
-  batchSize: number;
+  maxItemsPerWrite: number;
   logger: Logger;
   emit: <K extends keyof ServerEvents>(event: K, ...payload: ServerEvents[K]) => void;
   /** Whether acknowledgements may still go out on this channel. */
@@ -42,7 +42,7 @@ const storageBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 10_
 
 /**
  * Serves one queue: validates each delivery on arrival (invalid ones are answered and dead-lettered),
- * writes whole messages in batches of at most `batchSize` items strictly one after another, and only after
+ * writes whole messages in batches of at most `maxItemsPerWrite` items strictly one after another, and only after
  * the commit publishes the replies and acknowledges; on a storage failure it requeues the batch after a backoff.
  */
 export class QueueWorker {
@@ -118,7 +118,7 @@ export class QueueWorker {
       let count = 1;
       while (count < this.#pending.length) {
         const next = (this.#pending[count] as Delivery).items.length;
-        if (items + next > this.#ctx.batchSize) break;
+        if (items + next > this.#ctx.maxItemsPerWrite) break;
         items += next;
         count++;
       }

@@ -5,7 +5,7 @@ import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareTopology, reconnectBackoff, redact, type Topology, topology } from "./amqp.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
-import { brokerOptions, intIn } from "./option-schemas.js";
+import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
 import { startProcessGroup } from "./process-group.js";
 import { QueueWorker, type ServerEvents } from "./queue-worker.js";
 import { ranges as allRanges, workerQueues } from "./routing.js";
@@ -24,8 +24,12 @@ export interface RmqStorageServerOptions {
    * string `sqlite:PATH` / `postgres://…[?schema=NAME]` (required with `processes > 1`). Required.
    */
   storage: (() => ProvenanceStorage | Promise<ProvenanceStorage>) | string;
-  /** Most items per storage call; a batch is made of whole messages, and a larger message is written alone. Integer 1…100 000. Default 100. */
-  batchSize?: number;
+  /**
+   * Most items per storage call: a queue's worker merges the messages it holds, whole, up to this many
+   * items into one write (a larger message is written alone). Integer 1…100 000. Default 100; bulk loads
+   * want 10 000. The client's `itemsPerMessage` sets how many items each message carries.
+   */
+  maxItemsPerWrite?: number;
   /** Unacknowledged messages the server holds per queue. Integer 1…65 535. Default 100. */
   prefetch?: number;
   /** Node processes serving the 16 ranges (contiguous groups); an integer 1…16, more than 1 needs a string `storage`. Default 1. */
@@ -61,7 +65,8 @@ const optionsSchema = z
       ],
       { error: "a storage factory, sqlite:PATH or postgres://…" },
     ),
-    batchSize: intIn("number of items", 1, MAX_ITEMS).default(100),
+    maxItemsPerWrite: intIn("number of items", 1, MAX_ITEMS).default(100),
+    batchSize: renamedOption("maxItemsPerWrite"),
     prefetch: intIn("number of messages", 1, 65_535).default(100),
     processes: intIn("number of processes", 1, 16).default(1),
     ranges: z
@@ -140,7 +145,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
         spec.name,
         new QueueWorker(spec, this.#top.queue(spec), {
           storage: this.#storage,
-          batchSize: this.#options.batchSize,
+          maxItemsPerWrite: this.#options.maxItemsPerWrite,
           logger,
           emit: (event, ...payload) =>
             (this.emit as (e: string, ...p: unknown[]) => boolean)(event, ...payload),

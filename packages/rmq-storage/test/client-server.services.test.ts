@@ -74,14 +74,14 @@ async function fakeServer(prefix: string) {
 }
 
 async function realStack(
-  options: { file?: string; batchSize?: number; storage?: () => Promise<ProvenanceStorage> } = {},
+  options: { file?: string; maxItemsPerWrite?: number; storage?: () => Promise<ProvenanceStorage> } = {},
 ) {
   const [file, prefix] = [options.file ?? box.file(), box.prefix()];
   const server = await RmqStorageServer.start({
     url: AMQP_URL,
     storage: options.storage ?? (() => openSqliteStorage(file)),
     prefix,
-    ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+    ...(options.maxItemsPerWrite ? { maxItemsPerWrite: options.maxItemsPerWrite } : {}),
   });
   const local = await reader(file);
   const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 30_000 });
@@ -111,8 +111,9 @@ describe("options", () => {
       [{ storage, heartbeat: 10 }, "heartbeat"],
       [{ storage, heartbeatMs: 1.5 }, "heartbeatMs"],
       [{ storage, heartbeatMs: 3_600_001 }, "heartbeatMs"],
-      [{ storage, batchSize: 0 }, "batchSize"],
-      [{ storage, batchSize: 100_001 }, "batchSize"],
+      [{ storage, itemsPerMessage: 0 }, "itemsPerMessage"],
+      [{ storage, itemsPerMessage: 100_001 }, "itemsPerMessage"],
+      [{ storage, batchSize: 100 }, "this option is now itemsPerMessage"],
       [{ storage, url: "http://example.org" }, "url"],
       [{ storage, colour: "blue" }, "colour"],
     ];
@@ -158,7 +159,8 @@ describe("options", () => {
       return openSqliteStorage(":memory:");
     };
     const cases: Array<[Record<string, unknown>, string]> = [
-      [{ storage, batchSize: 100_001 }, "batchSize"],
+      [{ storage, maxItemsPerWrite: 100_001 }, "maxItemsPerWrite"],
+      [{ storage, batchSize: 100 }, "this option is now maxItemsPerWrite"],
       [{ storage, prefetch: 0 }, "prefetch"],
       [{ storage, prefetch: 65_536 }, "prefetch"],
       [{ storage, heartbeat: 10 }, "heartbeat"],
@@ -247,9 +249,9 @@ describe("client", () => {
     await storage.close();
   });
 
-  it("publishes persistent JSON messages with per-call and per-message ids, batchSize items each", async () => {
+  it("publishes persistent JSON messages with per-call and per-message ids, itemsPerMessage items each", async () => {
     const { fake, client } = await clientOnFakeServer({
-      batchSize: 2,
+      itemsPerMessage: 2,
       waitMinMs: 200,
       waitPerBatchMs: 0,
     });
@@ -279,7 +281,7 @@ describe("client", () => {
 
   it("resolves true only once every message is confirmed, ignoring foreign, unknown and repeated replies; the timeout is one of inactivity", async () => {
     const { fake, client } = await clientOnFakeServer({
-      batchSize: 1,
+      itemsPerMessage: 1,
       waitMinMs: 1_500,
       waitPerBatchMs: 0,
     });
@@ -308,7 +310,7 @@ describe("client", () => {
 
   it("resolves false after T without progress, with a timeout event, and at once on an error reply", async () => {
     const { prefix, fake, storage, client } = await clientOnFakeServer({
-      batchSize: 1,
+      itemsPerMessage: 1,
       waitMinMs: 300,
       waitPerBatchMs: 200,
     });
@@ -403,8 +405,8 @@ describe("client", () => {
 });
 
 describe("server", () => {
-  it("writes batches of whole messages of at most batchSize items; a larger message alone", async () => {
-    const stack = await realStack({ batchSize: 250 });
+  it("writes batches of whole messages of at most maxItemsPerWrite items; a larger message alone", async () => {
+    const stack = await realStack({ maxItemsPerWrite: 250 });
     const batches: Array<{ messages: number; items: number }> = [];
     stack.server.on("batch", (b) => batches.push(b));
     const ids = Array.from({ length: 3_000 }, () => idIn("5"));
@@ -415,7 +417,7 @@ describe("server", () => {
       url: AMQP_URL,
       storage: stack.local,
       prefix: stack.prefix,
-      batchSize: 600,
+      itemsPerMessage: 600,
     });
     batches.length = 0;
     expect(await big.contentAdd(new Map(Array.from({ length: 600 }, () => [idIn("6"), 1n])))).toBe(true);
