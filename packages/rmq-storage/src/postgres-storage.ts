@@ -21,7 +21,11 @@ import {
 
 /** Options of {@link openPostgresStorage}. */
 export interface PostgresStorageOptions {
-  /** The schema holding the tables, created if missing; `^[a-z_][a-z0-9_]{0,62}$`. Default `"public"`. */
+  /**
+   * The schema holding the tables, created if missing; `^[a-z_][a-z0-9_]{0,62}$`. The URL's `schema` query
+   * parameter (`postgres://…?schema=NAME`) means the same; give either, or both with the same name.
+   * Default `"public"`.
+   */
   schema?: string;
   /** Connections in the pool; an integer ≥ 1. Default 10. */
   poolSize?: number;
@@ -66,6 +70,43 @@ ${relationTables
 ${relationTables.map((table) => `CREATE INDEX IF NOT EXISTS ${table}_dst ON ${s}.${table} (dst);`).join("\n")}
 `;
 
+/** Drops the tables (relations first) and the functions of {@link schemaSql}. */
+const dropSql = (s: string) => `
+DROP TABLE IF EXISTS ${relationTables.map((table) => `${s}.${table}`).join(", ")};
+DROP TABLE IF EXISTS ${s}.content, ${s}.directory, ${s}.revision, ${s}.origin, ${s}.location;
+DROP FUNCTION IF EXISTS ${s}.us_to_ts(int8), ${s}.ts_to_us(timestamptz);
+`;
+
+/**
+ * The connection string without its `schema` query parameter, and the schema: the parameter's or the
+ * option's, which must agree when both are given.
+ */
+function splitSchema(
+  url: unknown,
+  option: string | undefined,
+): { connectionString: string; schema?: string } {
+  if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
+    throw new RmqStorageError(
+      ErrorCode.INVALID_OPTION,
+      `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
+    );
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { connectionString: url, ...(option === undefined ? {} : { schema: option }) };
+  }
+  const fromUrl = parsed.searchParams.get("schema");
+  if (fromUrl === null) return { connectionString: url, ...(option === undefined ? {} : { schema: option }) };
+  if (option !== undefined && option !== fromUrl)
+    throw new RmqStorageError(
+      ErrorCode.INVALID_OPTION,
+      `invalid option schema: ${JSON.stringify(option)} (expected ${JSON.stringify(fromUrl)}, the schema the URL names, or no schema option)`,
+    );
+  parsed.searchParams.delete("schema");
+  return { connectionString: parsed.toString(), schema: fromUrl };
+}
+
 type Row = Record<string, unknown>;
 /** The `$1` id list (hex) as a subquery of sha1 values. */
 const idList = "(SELECT decode(x, 'hex') FROM unnest($1::text[]) x)";
@@ -106,15 +147,17 @@ export class PostgresStorage extends BaseStorage {
 
   /** The implementation of {@link openPostgresStorage}, which is how to open one. */
   static async open(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
-    const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
-    if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
-      throw new RmqStorageError(
-        ErrorCode.INVALID_OPTION,
-        `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
-      );
+    parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
+    const { connectionString, schema } = splitSchema(url, options?.schema);
+    const parsed = parseOptions(
+      optionsSchema,
+      { ...options, ...(schema === undefined ? {} : { schema }) },
+      ErrorCode.INVALID_OPTION,
+      RmqStorageError,
+    );
     const { Pool } = loadPostgresDriver();
     const pool = new Pool({
-      connectionString: url,
+      connectionString,
       max: parsed.poolSize,
       connectionTimeoutMillis: parsed.connectTimeoutMs,
       options: "-c TimeZone=UTC",
@@ -332,6 +375,35 @@ export class PostgresStorage extends BaseStorage {
 
   protected closeBackend(): Promise<void> {
     return this.#pool.end();
+  }
+
+  /**
+   * Deletes what the storage created in its schema (its tables, with every row, and its two conversion
+   * functions), then the schema itself unless it is `public` or still holds something else, and closes the
+   * storage. For tests and ephemeral deployments: close every other user of the schema first (a server, a
+   * reader), or this waits for their locks.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_CLOSED` after `close()`, `ERR_X_RMQ_STORAGE_BACKEND` when the statements fail
+   */
+  drop(): Promise<void> {
+    return this.dropOnce("drop", async () => {
+      const s = this.#s;
+      try {
+        await transaction(this.#pool, [
+          ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${s}`]],
+          [dropSql(s), []],
+        ]);
+        if (s !== "public")
+          await this.#pool.query(`DROP SCHEMA IF EXISTS ${s}`).catch((error: { code?: string }) => {
+            // 2BP01: the schema holds objects the storage did not create; they stay, and so does the schema.
+            if (error.code !== "2BP01") throw error;
+          });
+      } catch (cause) {
+        throw backendError(`cannot drop PostgreSQL storage (schema ${s})`, cause);
+      } finally {
+        await this.#pool.end();
+      }
+    });
   }
 }
 

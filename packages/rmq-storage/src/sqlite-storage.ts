@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { type Logger, silentLogger } from "@x/core";
 import { loggerOption, parseOptions } from "@x/core/internal";
 import type Database from "better-sqlite3";
@@ -97,6 +98,7 @@ export function openSqliteStorage(path: string, options?: SqliteStorageOptions):
  * {@link SqliteWriter}), in group commits: the writes that arrive while one group commits form the next.
  */
 export class SqliteStorage extends BaseStorage {
+  readonly #path: string;
   readonly #db: Database.Database;
   readonly #writer: Writer;
   readonly #sql: (source: string) => Database.Statement;
@@ -134,15 +136,16 @@ export class SqliteStorage extends BaseStorage {
                 `wal_autocheckpoint = ${parsed.walAutocheckpoint}`,
               ],
             });
-      return new SqliteStorage(database, writer, parsed.logger);
+      return new SqliteStorage(path, database, writer, parsed.logger);
     } catch (cause) {
       db?.close();
       throw backendError(`cannot open SQLite storage ${JSON.stringify(path)}`, cause);
     }
   }
 
-  private constructor(db: Database.Database, writer: Writer, logger: Logger = silentLogger) {
+  private constructor(path: string, db: Database.Database, writer: Writer, logger: Logger = silentLogger) {
     super(logger);
+    this.#path = path;
     this.#db = db;
     this.#writer = writer;
     const cache = new Map<string, Database.Statement>();
@@ -311,6 +314,26 @@ export class SqliteStorage extends BaseStorage {
   protected async closeBackend(): Promise<void> {
     await this.#writer.close();
     this.#db.close();
+  }
+
+  /**
+   * Closes the storage (the queued writes commit first), then deletes the database file with its `-wal`
+   * and `-shm` files; an in-memory database is simply closed. For tests and ephemeral deployments: close
+   * every other connection to the file first (a server, a reader), since SQLite cannot tell them it is gone.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_CLOSED` after `close()`, `ERR_X_RMQ_STORAGE_BACKEND` when a file cannot be
+   *   deleted
+   */
+  drop(): Promise<void> {
+    return this.dropOnce("drop", async () => {
+      await this.closeBackend();
+      if (this.#path === ":memory:") return;
+      try {
+        for (const suffix of ["-wal", "-shm", ""]) await rm(this.#path + suffix, { force: true });
+      } catch (cause) {
+        throw backendError(`cannot drop SQLite storage ${JSON.stringify(this.#path)}`, cause);
+      }
+    });
   }
 }
 

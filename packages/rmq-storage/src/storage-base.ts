@@ -218,6 +218,16 @@ export abstract class BaseStorage implements ProvenanceStorage {
     return this.close();
   }
 
+  /**
+   * Marks the storage closed (so that every later call rejects with `ERR_X_RMQ_STORAGE_CLOSED`), then runs
+   * `drop`, which must release the backend and delete what the storage created.
+   */
+  protected async dropOnce(method: string, drop: () => Promise<void>): Promise<void> {
+    if (this.#closed) throw closedError("storage", method);
+    this.#closed = true;
+    await drop();
+  }
+
   async #findAll(id: Sha1, all: boolean): Promise<ProvenanceResult[]> {
     const unique = new Map<string, ProvenanceResult>();
     for (const o of await this.readOccurrences(id, all)) {

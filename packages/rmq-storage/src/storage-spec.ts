@@ -11,7 +11,7 @@ export function isStorageSpec(spec: string): boolean {
 
 /**
  * Opens the storage a string names: `sqlite:PATH` (a file, or `sqlite::memory:`), or a PostgreSQL URL whose
- * optional `schema` query parameter selects the schema (default `public`).
+ * optional `schema` query parameter selects the schema (default `public`; see {@link openPostgresStorage}).
  *
  * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for an unsupported string, `ERR_X_RMQ_STORAGE_BACKEND` when it
  *   cannot be opened
@@ -19,15 +19,7 @@ export function isStorageSpec(spec: string): boolean {
 export async function openStorage(spec: string, logger?: Logger): Promise<ProvenanceStorage> {
   if (spec.startsWith("sqlite:"))
     return openSqliteStorage(spec.slice("sqlite:".length), logger ? { logger } : {});
-  if (/^postgres(ql)?:\/\//.test(spec)) {
-    const url = new URL(spec);
-    const schema = url.searchParams.get("schema") ?? undefined;
-    url.searchParams.delete("schema");
-    return openPostgresStorage(url.toString(), {
-      ...(schema ? { schema } : {}),
-      ...(logger ? { logger } : {}),
-    });
-  }
+  if (/^postgres(ql)?:\/\//.test(spec)) return openPostgresStorage(spec, logger ? { logger } : {});
   throw new RmqStorageError(
     ErrorCode.INVALID_OPTION,
     `invalid option storage: ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)`,

@@ -163,6 +163,12 @@ describe("implementations", () => {
     expectTypeOf(RmqStorageClient.connect).returns.toEqualTypeOf<Promise<RmqStorageClient>>();
     expectTypeOf<RmqStorageServer["stop"]>().toEqualTypeOf<() => Promise<void>>();
   });
+
+  it("the two storages can be dropped; the client cannot drop what it only reads", () => {
+    expectTypeOf<SqliteStorage["drop"]>().toEqualTypeOf<() => Promise<void>>();
+    expectTypeOf<PostgresStorage["drop"]>().toEqualTypeOf<() => Promise<void>>();
+    expectTypeOf<RmqStorageClient>().not.toHaveProperty("drop");
+  });
 });
 
 describe("pure functions", () => {

@@ -103,7 +103,66 @@ describe("openPostgresStorage", () => {
     expect((error as Error).cause).toBeDefined();
   });
 
+  it("takes the schema from the option or the URL's ?schema=, equivalently; both must agree", async () => {
+    const name = schema();
+    const id = randomId();
+    const byUrl = await openPostgresStorage(`${PG_URL}?schema=${name}`, { poolSize: 1 });
+    expect(await byUrl.contentAdd(new Map([[id, 7n]]))).toBe(true);
+    const byOption = await openPostgresStorage(PG_URL, { schema: name, poolSize: 1 });
+    const byBoth = await openPostgresStorage(`${PG_URL}?schema=${name}`, { schema: name, poolSize: 1 });
+    expect(await byOption.contentGet([id])).toEqual(new Map([[id, 7n]]));
+    expect(await byBoth.contentGet([id])).toEqual(new Map([[id, 7n]]));
+    await Promise.all([byUrl.close(), byOption.close(), byBoth.close()]);
+    for (const [url, options] of [
+      [`${PG_URL}?schema=${name}`, { schema: `${name}_other` }],
+      [`${PG_URL}?schema=Bad-Name`, {}],
+    ] as const) {
+      const error = await openPostgresStorage(url, options).catch((e: unknown) => e);
+      expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION"), String(error)).toBe(true);
+      expect((error as Error).message).toContain("schema");
+    }
+  });
+
+  it("drop() removes its tables, functions and schema, then closes", async () => {
+    const name = schema();
+    const storage = await openPostgresStorage(PG_URL, { schema: name, poolSize: 2 });
+    expect(await storage.contentAdd(new Map([[randomId(), 1n]]))).toBe(true);
+    await storage.drop();
+    expect(await namespaceObjects(name)).toEqual({ schema: 0, objects: 0 });
+    const error = await storage.contentGet([randomId()]).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_CLOSED")).toBe(true);
+    expect(XError.is(await storage.drop().catch((e: unknown) => e), "ERR_X_RMQ_STORAGE_CLOSED")).toBe(true);
+  });
+
+  it("drop() leaves a schema that holds something it did not create, and that thing", async () => {
+    const name = schema();
+    const storage = await openPostgresStorage(`${PG_URL}?schema=${name}`, { poolSize: 1 });
+    const client = new pg.Client(PG_URL);
+    await client.connect();
+    await client.query(`CREATE TABLE ${name}.mine (x int)`);
+    await client.end();
+    await storage.drop();
+    expect(await namespaceObjects(name)).toEqual({ schema: 1, objects: 1 });
+  });
+
   it("closes idempotently and rejects every call afterwards", async () => {
     await expectClosedBehaviour(await openPostgresStorage(PG_URL, { schema: schema(), poolSize: 1 }));
   });
 });
+
+/** Whether a schema exists, and how many tables, indexes, sequences and functions it holds. */
+async function namespaceObjects(name: string): Promise<{ schema: number; objects: number }> {
+  const client = new pg.Client(PG_URL);
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = $1)::int AS schema,
+        ((SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1)
+        + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1))::int AS objects`,
+      [name],
+    );
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XError } from "@x/core";
@@ -21,6 +21,30 @@ storageSuite("SQLite storage (file)", async () => {
 storageSuite("SQLite storage (:memory:)", async () => {
   const storage = await openSqliteStorage(":memory:");
   return { storage, fresh: () => openSqliteStorage(":memory:"), cleanup: () => storage.close() };
+});
+
+describe("drop()", () => {
+  it("commits the queued writes, closes, and deletes the file with its -wal and -shm files", async () => {
+    const sub = mkdtempSync(join(dir, "drop-"));
+    const path = join(sub, "p.sqlite");
+    const storage = await openSqliteStorage(path);
+    const write = storage.contentAdd(new Map([[randomId(), 1n]]));
+    expect(readdirSync(sub).sort()).toEqual(["p.sqlite", "p.sqlite-shm", "p.sqlite-wal"]);
+    await storage.drop();
+    expect(await write).toBe(true);
+    expect(readdirSync(sub)).toEqual([]);
+    const error = await storage.contentGet([randomId()]).catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_RMQ_STORAGE_CLOSED")).toBe(true);
+    expect(XError.is(await storage.drop().catch((e: unknown) => e), "ERR_X_RMQ_STORAGE_CLOSED")).toBe(true);
+    await storage.close();
+  });
+
+  it("closes an in-memory database and touches no file", async () => {
+    const storage = await openSqliteStorage(":memory:");
+    await storage.drop();
+    expect(existsSync(":memory:")).toBe(false);
+    expect(XError.is(await storage.drop().catch((e: unknown) => e), "ERR_X_RMQ_STORAGE_CLOSED")).toBe(true);
+  });
 });
 
 describe("openSqliteStorage", () => {
