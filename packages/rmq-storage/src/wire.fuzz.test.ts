@@ -4,18 +4,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "./errors.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
-import { splitRanges } from "./routing.js";
-import { RelationType, type WriteMethod } from "./types.js";
+import { writeMethods as methods, splitRanges } from "./routing.js";
+import { RelationType } from "./types.js";
 import { decodeReply, decodeRequest, encodeRequest } from "./wire.js";
 
-const methods: WriteMethod[] = [
-  "content_add",
-  "directory_add",
-  "location_add",
-  "origin_add",
-  "revision_add",
-  "relation_add",
-];
 const sha1 = fc.stringMatching(/^[0-9a-f]{40}$/);
 const timestamp = fc.bigInt({ min: MIN_TIMESTAMP, max: MAX_TIMESTAMP });
 const hex = "0123456789abcdef";
