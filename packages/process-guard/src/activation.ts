@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { clock } from "./clock.js";
 import { type Scope, scopes } from "./context.js";
 import { ExecutionTimeout, type GuardError, MemoryLimitExceeded } from "./errors.js";
+import { causeChain } from "./interrupt.js";
 import { freshOwnSample, type Sampler } from "./memory.js";
 import type { MemConfig, TimeConfig } from "./options.js";
 import { ProcessGone } from "./process-info.js";
@@ -188,18 +189,12 @@ export class Activation implements Scope, Tickable {
   }
 
   /**
-   * Maps a rejection after our signal aborted: an `AbortError` whose `cause` is our reason becomes the
-   * reason itself (what `timers/promises`, `events.once` and stream helpers throw).
+   * Maps a rejection after our signal aborted: an `AbortError` with our reason along its `cause` chain becomes
+   * the reason itself (what `timers/promises`, `events.once`, streams and `child_process` throw).
    */
   mapRejection(error: unknown): unknown {
-    if (
-      this.#aborted &&
-      error instanceof Error &&
-      error.name === "AbortError" &&
-      (error as { cause?: unknown }).cause === this.#reason
-    ) {
-      return this.#reason;
-    }
+    if (!this.#aborted || !(error instanceof Error) || error.name !== "AbortError") return error;
+    for (const link of causeChain(error)) if (link === this.#reason) return this.#reason;
     return error;
   }
 

@@ -21,8 +21,10 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
  * The base class of every error of `@x/process-guard`, itself an `XError` of `@x/core`: test `code`, or use
  * `XError.is(error, code)` across duplicate installs.
  *
- * JavaScript has no `BaseException`: a bare `catch {}` swallows a guard's interrupt. Rethrow it:
- * `catch (e) { if (e instanceof GuardError) throw e; … }`.
+ * JavaScript has no `BaseException`: a bare `catch {}` swallows a guard's interrupt. Rethrow it with
+ * `isInterrupt`, not `instanceof`: `catch (e) { if (isInterrupt(e)) throw e; … }`. Most APIs that take a
+ * signal (`timers/promises`, `events.once`, streams, `child_process`) reject with an `AbortError` whose
+ * `cause` is the guard's error; only `fetch` rejects with the guard's error itself.
  */
 export class GuardError extends XError {
   override name = "GuardError";

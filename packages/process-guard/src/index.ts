@@ -33,6 +33,7 @@ export {
   type GuardedLimit,
   runGuardedCommand,
 } from "./guarded-command.js";
+export { interruptOf, isInterrupt } from "./interrupt.js";
 export {
   type CommonGuardOptions,
   InterruptType,
