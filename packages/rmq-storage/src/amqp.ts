@@ -169,3 +169,54 @@ export function topologyNames(top: Topology): {
     deadQueues: exchanges.map((name) => `${name}.dead`),
   };
 }
+
+/**
+ * Runs a passive check (`checkQueue`, `checkExchange`) for each name, one after another, and returns the
+ * results of the names that exist. A missing name closes the channel (404), so another one is opened.
+ */
+export async function checkEach<T>(
+  connection: ChannelModel,
+  names: readonly string[],
+  check: (channel: Channel, name: string) => Promise<T>,
+): Promise<Map<string, T>> {
+  const out = new Map<string, T>();
+  const open = async () => {
+    const channel = await connection.createChannel();
+    channel.on("error", () => {});
+    return channel;
+  };
+  let channel = await open();
+  for (const name of names) {
+    try {
+      out.set(name, await check(channel, name));
+    } catch {
+      channel = await open();
+    }
+  }
+  await channel.close().catch(() => {});
+  return out;
+}
+
+/**
+ * The first of `names` that does not exist or has no consumer, checked in order with passive declares on a
+ * channel of its own; `undefined` when every queue has a consumer.
+ */
+export async function firstQueueWithoutConsumer(
+  connection: ChannelModel,
+  names: readonly string[],
+): Promise<string | undefined> {
+  const channel = await connection.createChannel();
+  channel.on("error", () => {});
+  try {
+    for (const name of names) {
+      const consumers = await channel.checkQueue(name).then(
+        (ok) => ok.consumerCount,
+        () => 0,
+      );
+      if (consumers === 0) return name;
+    }
+    return undefined;
+  } finally {
+    await channel.close().catch(() => {});
+  }
+}

@@ -1,12 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { type Logger, sleep } from "@x/core";
+import { Backoff, type Logger, sleep } from "@x/core";
 import { parseOptions } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { z } from "zod";
-import { connectBroker, declareExchanges, reconnectBackoff, type Topology, topology } from "./amqp.js";
+import {
+  connectBroker,
+  declareExchanges,
+  firstQueueWithoutConsumer,
+  reconnectBackoff,
+  type Topology,
+  topology,
+  topologyNames,
+} from "./amqp.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
-import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
+import { brokerOptions, intAtLeast, intIn, renamedOption } from "./option-schemas.js";
 import { exchangeOf, splitItems, splitKeys } from "./routing.js";
 import type {
   DirectoryData,
@@ -52,6 +60,14 @@ export interface RmqStorageClientOptions {
   /** Where the client logs. Default: silent. */
   logger?: Logger;
   /** Aborts the connection attempt. */
+  signal?: AbortSignal;
+}
+
+/** Options of {@link RmqStorageClient.waitForServer}. */
+export interface WaitForServerOptions {
+  /** Give up after this long, in ms; an integer ≥ 0. Default 30 000. */
+  timeoutMs?: number;
+  /** Aborting it rejects the wait with the signal's reason. */
   signal?: AbortSignal;
 }
 
@@ -106,6 +122,14 @@ const optionsSchema = z.strictObject({
   waitPerBatchMs: milliseconds("nonnegative").default(10_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
+
+const waitSchema = z.strictObject({
+  timeoutMs: intAtLeast("milliseconds", 0).default(30_000),
+  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+});
+
+/** How often {@link RmqStorageClient.waitForServer} looks again: from 50 ms, doubling, at most every second. */
+const presenceBackoff = () => new Backoff({ initialMs: 50, factor: 2, maxMs: 1_000, jitter: 0 });
 
 /** Most messages a client keeps published but unconfirmed by the broker: bounds what it buffers. */
 const CONFIRM_WINDOW = 256;
@@ -193,6 +217,48 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       throw new RmqStorageError(ErrorCode.CONNECT, `cannot set up the client: ${(error as Error).message}`, {
         cause: error,
       });
+    }
+  }
+
+  /**
+   * Resolves once every worker queue of the topology (the 16 ranges of each of the 10 (method, relation)
+   * pairs) has a consumer, that is once running servers serve every range. Writes made before that resolve
+   * `false` at once when the server has not declared the queues yet, or wait for their timeout when nobody
+   * consumes them. {@link RmqStorageServer.start} resolves at the same point, and `x-rmq-storage serve`
+   * prints its ready line then; this is the check for a client in another process. It looks with passive
+   * declares, every 50 ms at first and then at most every second, and keeps looking through reconnects.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_NO_SERVER` after `timeoutMs`, naming a queue without a consumer;
+   *   `ERR_X_RMQ_STORAGE_CLOSED` when the client is (or gets) closed; the signal's reason when it aborts;
+   *   `ERR_X_RMQ_STORAGE_INVALID_OPTION` for a bad option
+   */
+  async waitForServer(options?: WaitForServerOptions): Promise<void> {
+    const { timeoutMs, signal } = parseOptions(
+      waitSchema,
+      options,
+      ErrorCode.INVALID_OPTION,
+      RmqStorageError,
+    );
+    const queues = topologyNames(this.#top).queues;
+    const deadline = performance.now() + timeoutMs;
+    const wake = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
+    const backoff = presenceBackoff();
+    let missing = queues[0];
+    for (;;) {
+      signal?.throwIfAborted();
+      if (this.#closed) throw closedError("client", "waitForServer");
+      const link = this.#link;
+      if (link) {
+        missing = await firstQueueWithoutConsumer(link.connection, queues).catch(() => missing);
+        if (missing === undefined) return;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0)
+        throw new RmqStorageError(
+          ErrorCode.NO_SERVER,
+          `no server after ${timeoutMs} ms: queue ${missing} has no consumer (is x-rmq-storage serve running, with the same prefix?)`,
+        );
+      await sleep(Math.min(backoff.next(), left), { signal: wake }).catch(() => {});
     }
   }
 

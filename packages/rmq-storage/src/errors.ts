@@ -12,6 +12,10 @@ export const ErrorCode = {
   CONNECT: "ERR_X_RMQ_STORAGE_CONNECT",
   /** An exchange or queue already exists with other arguments. */
   TOPOLOGY: "ERR_X_RMQ_STORAGE_TOPOLOGY",
+  /** A queue of the topology to delete has a consumer or holds messages (delete it anyway with `force`). */
+  IN_USE: "ERR_X_RMQ_STORAGE_IN_USE",
+  /** `waitForServer` timed out: some worker queue had no consumer (no server serves its range). */
+  NO_SERVER: "ERR_X_RMQ_STORAGE_NO_SERVER",
   /** A storage could not be opened, or a read failed (`cause` set). */
   BACKEND: "ERR_X_RMQ_STORAGE_BACKEND",
   /** The database driver of the storage asked for (`better-sqlite3` or `pg`) is not installed or does not load. */

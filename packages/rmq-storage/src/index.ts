@@ -1,4 +1,9 @@
-export { type ClientEvents, RmqStorageClient, type RmqStorageClientOptions } from "./client.js";
+export {
+  type ClientEvents,
+  RmqStorageClient,
+  type RmqStorageClientOptions,
+  type WaitForServerOptions,
+} from "./client.js";
 export { ErrorCode, RmqStorageError } from "./errors.js";
 export { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
 export {
@@ -13,6 +18,7 @@ export {
   type SqliteStorage,
   type SqliteStorageOptions,
 } from "./sqlite-storage.js";
+export { type DeletedTopology, type DeleteTopologyOptions, deleteTopology } from "./teardown.js";
 export {
   type DirectoryData,
   EntityType,

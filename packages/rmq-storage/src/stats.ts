@@ -1,5 +1,4 @@
-import type { ChannelModel } from "amqplib";
-import { connectBroker, topology, topologyNames } from "./amqp.js";
+import { checkEach, connectBroker, topology, topologyNames } from "./amqp.js";
 
 /** One queue's figures; `null` where the figure is unknown (no such queue, or no management API). */
 export interface QueueStats {
@@ -36,7 +35,13 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
     timeoutMs: options.connectTimeoutMs ?? 5_000,
   });
   try {
-    const [declared, unacked] = await Promise.all([passive(connection, names), managementUnacked(options)]);
+    const [declared, unacked] = await Promise.all([
+      checkEach(connection, names, async (channel, name) => {
+        const ok = await channel.checkQueue(name);
+        return { ready: ok.messageCount, consumers: ok.consumerCount };
+      }),
+      managementUnacked(options),
+    ]);
     return names.map((queue) => ({
       queue,
       ready: declared.get(queue)?.ready ?? null,
@@ -46,27 +51,6 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
   } finally {
     await connection.close().catch(() => {});
   }
-}
-
-async function passive(connection: ChannelModel, names: string[]) {
-  const out = new Map<string, { ready: number; consumers: number }>();
-  const open = async () => {
-    const channel = await connection.createChannel();
-    channel.on("error", () => {});
-    return channel;
-  };
-  let channel = await open();
-  for (const name of names) {
-    try {
-      const ok = await channel.checkQueue(name);
-      out.set(name, { ready: ok.messageCount, consumers: ok.consumerCount });
-    } catch {
-      // A missing queue closes the channel (404): open another one.
-      channel = await open();
-    }
-  }
-  await channel.close().catch(() => {});
-  return out;
 }
 
 async function managementUnacked(options: QueueStatsOptions): Promise<Map<string, number> | null> {

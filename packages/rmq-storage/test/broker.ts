@@ -1,15 +1,24 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { AMQP_URL } from "@x/test-support/services";
 import amqp from "amqplib";
-import { topology, topologyNames } from "../src/amqp.js";
+import { deleteTopology as deleteAll } from "../src/index.js";
 
-/** Deletes every queue and exchange of a prefixed topology (what a test declared). */
+/** Deletes every queue and exchange of a prefixed topology (what a test declared), in use or not. */
 export async function deleteTopology(prefix: string): Promise<void> {
-  const connection = await amqp.connect(AMQP_URL);
-  const { exchanges, queues, deadQueues } = topologyNames(topology(prefix));
-  const channel = await connection.createChannel();
-  await Promise.all([...queues, ...deadQueues].map((queue) => channel.deleteQueue(queue)));
-  await Promise.all(exchanges.map((exchange) => channel.deleteExchange(exchange)));
-  await connection.close();
+  await deleteAll({ url: AMQP_URL, prefix, force: true });
+}
+
+/**
+ * Every queue and exchange of the broker's default virtual host whose name starts with `start`, as the broker
+ * lists them (`rabbitmqctl`, so nothing is declared to look).
+ */
+export async function brokerNames(start: string): Promise<{ queues: string[]; exchanges: string[] }> {
+  const list = async (what: "list_queues" | "list_exchanges") => {
+    const { stdout } = await promisify(execFile)("rabbitmqctl", [what, "-q", "--no-table-headers", "name"]);
+    return stdout.split("\n").filter((name) => name.startsWith(start));
+  };
+  return { queues: await list("list_queues"), exchanges: await list("list_exchanges") };
 }
 
 /** Messages ready in a queue (passive declare), or `null` when it does not exist. */
