@@ -85,6 +85,7 @@ describe("SupervisorStorage", () => {
     expectTypeOf<DispatchRequest>().toEqualTypeOf<{
       now: number;
       finished?: { attrPath: string; exitCode: number };
+      holder?: string | undefined;
     }>();
     expectTypeOf(storage.finish).parameters.toEqualTypeOf<
       [attrPath: string, finishTime: number, exitCode: number]

@@ -1,17 +1,25 @@
-import { createConsoleLogger, type LogLevel, logLevels } from "@x/core";
+import { createConsoleLogger, type LogLevel, logLevels, XError } from "@x/core";
 import { ExitCode, onShutdownSignals, parseCommandLine, UsageError } from "@x/core/internal";
+import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions, tlsFileUsage } from "./cli-tls.js";
+import { ErrorCode } from "./errors.js";
 import { startSupervisor } from "./supervisor.js";
 
 export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket> [options]
 
 Runs the daemon: ingests the fetcher files of <fetchers-dir> into the SQLite queue <db> and serves workers on
-the Unix socket <socket>. Logs go to stderr. The first SIGINT or SIGTERM stops gracefully; a second one exits
-at once.
+the Unix socket <socket> (its directory must exist). Logs go to stderr. The first SIGINT or SIGTERM stops
+gracefully; a second one of the same kind exits at once.
 
 Options:
-  --log-level LEVEL   debug, info, warn, error or silent (default info)
-  --log-json          log JSON lines instead of plain text
-  --help              this help
+  --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
+                          is signed by --tls-ca are answered (TLS 1.2+); SIGHUP re-reads the three files
+${tlsFileUsage}
+  --log-level LEVEL       debug, info, warn, error or silent (default info)
+  --log-json              log JSON lines instead of plain text
+  --help                  this help
+
+Exit codes: 0 after a graceful stop, 1 when the daemon cannot start, 64 on a usage error, 78 when a TLS
+file cannot be read or used.
 `;
 
 /** `x-supervisor serve`: resolves to the exit code once the daemon has stopped. */
@@ -20,6 +28,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     args,
     allowPositionals: true,
     options: {
+      tls: { type: "string" },
+      ...tlsFileOptions,
       "log-level": { type: "string", default: "info" },
       "log-json": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
@@ -40,6 +50,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     name: "x-supervisor",
   });
   const [db, fetchersDir, socket] = positionals as [string, string, string];
+  const tls = values.tls === undefined ? undefined : tlsEndpointFromFlags("--tls", values.tls, values);
+  if (tls === undefined) refuseStrayTlsFlags("--tls", values);
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {
     logger.info({ signal }, "stopping");
@@ -48,20 +60,37 @@ export async function serveCommand(args: string[]): Promise<number> {
   try {
     let sup: Awaited<ReturnType<typeof startSupervisor>>;
     try {
-      sup = await startSupervisor({ db, fetchersDir, socket, logger, signal: controller.signal });
+      sup = await startSupervisor({
+        db,
+        fetchersDir,
+        socket,
+        ...(tls === undefined ? {} : { tls }),
+        logger,
+        signal: controller.signal,
+      });
     } catch (error) {
       if (controller.signal.aborted) return ExitCode.OK;
       logger.error({ err: error }, "cannot start");
-      return ExitCode.FAILURE;
+      return XError.is(error, ErrorCode.TLS) ? ExitCode.CONFIG : ExitCode.FAILURE;
     }
+    const started = sup;
+    const reload = () => {
+      logger.info("SIGHUP: reading the TLS certificate, key and CA again");
+      started.reloadTls().then(
+        () => logger.info({ tls }, "TLS files reloaded; new connections use them, open ones go on"),
+        (error: unknown) => logger.error({ err: error }, "TLS reload failed; the files in use stay in use"),
+      );
+    };
+    if (tls !== undefined) process.on("SIGHUP", reload);
     sup.on("job", (e) => logger.info(e, "job dispatched"));
     sup.on("done", (e) => logger.info(e, "job done"));
     sup.on("ingest", (e) => logger.info(e, "lines ingested"));
     sup.on("run", (e) => logger.info(e, `fetcher run ${e.change}`));
-    logger.info({ db, fetchersDir, socket, ...sup.stats() }, "listening");
+    logger.info({ db, fetchersDir, socket, tls: sup.tlsAddress(), ...sup.stats() }, "listening");
     await new Promise<void>((resolve) =>
       controller.signal.addEventListener("abort", () => resolve(), { once: true }),
     );
+    process.off("SIGHUP", reload);
     await sup.close();
     logger.info(sup.stats(), "stopped");
     return ExitCode.OK;

@@ -25,6 +25,20 @@ function summary(s: QueueStatus): string {
     `finished     ${s.finished} (failed: ${s.failed})`,
     `next job     ${oldest}`,
     "",
+    ...(s.unfinishedJobs.length === 0
+      ? []
+      : [
+          ["unfinished job", "started", "state", "held by (TLS client certificate)"].join("\t"),
+          ...s.unfinishedJobs.map((j) =>
+            [
+              j.attrPath,
+              new Date(j.started * 1000).toISOString(),
+              j.stale ? "stale" : "in flight",
+              j.holder ?? "-",
+            ].join("\t"),
+          ),
+          "",
+        ]),
     ["fetcher", "run", "complete", "rows", "pending"].join("\t"),
     ...s.fetcherRuns.map((r) =>
       [r.fetcher, r.runStarted, r.isComplete ? "yes" : "no", r.rows, r.pending].join("\t"),

@@ -1,4 +1,4 @@
-import { createConsoleLogger } from "@x/core";
+import { createConsoleLogger, XError } from "@x/core";
 import {
   ExitCode,
   onShutdownSignals,
@@ -8,15 +8,25 @@ import {
   signalExitCode,
   UsageError,
 } from "@x/core/internal";
+import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions, tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
+import { ErrorCode } from "./errors.js";
 import { runWorker } from "./run-worker.js";
+import { readTlsFiles } from "./tls-endpoint.js";
 
 export const workerUsage = `Usage: x-supervisor worker <socket> [options] -- <command> [args…]
+       x-supervisor worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options]
+                           -- <command> [args…]
 
-Asks the supervisor at <socket> for jobs and runs <command> [args…] <attr-path> <payload fields…> for each,
-reporting its exit status. X_SUPERVISOR_ATTR_PATH and X_SUPERVISOR_PAYLOAD carry the raw values.
+Asks the supervisor at <socket> (or over mutual TLS) for jobs and runs <command> [args…] <attr-path>
+<payload fields…> for each, reporting its exit status. X_SUPERVISOR_ATTR_PATH and X_SUPERVISOR_PAYLOAD carry
+the raw values.
 
 Options:
+  --connect tls://HOST:PORT
+                          the supervisor's TLS listener, in place of <socket>; reconnects wait 5 s, then
+                          longer (up to 60 s), each wait spread by ±50 %
+${tlsFileUsage}
   --timeout DURATION      time limit per job: seconds, or with an s, m, h or d suffix (90, 1.5m, 6h);
                           reports 124
   --max-memory SIZE       memory limit of the job's process tree: bytes, or with a K, M or G suffix
@@ -38,6 +48,8 @@ export async function workerCommand(args: string[]): Promise<number> {
       timeout: { type: "string" },
       "max-memory": { type: "string" },
       "idle-delay": { type: "string", default: "60" },
+      connect: { type: "string" },
+      ...tlsFileOptions,
       help: { type: "boolean", default: false },
     },
   });
@@ -46,14 +58,32 @@ export async function workerCommand(args: string[]): Promise<number> {
     return ExitCode.OK;
   }
   const command = split < 0 ? [] : args.slice(split + 1);
-  if (positionals.length !== 1)
-    throw new UsageError("worker takes one argument, <socket>, then -- <command>");
+  if (values.connect === undefined && positionals.length !== 1)
+    throw new UsageError("worker takes one argument, <socket> (or --connect tls://…), then -- <command>");
+  if (values.connect !== undefined && positionals.length !== 0)
+    throw new UsageError("worker takes either <socket> or --connect tls://…, not both");
+  if (values.connect !== undefined && !values.connect.startsWith("tls://"))
+    throw new UsageError(`--connect: ${JSON.stringify(values.connect)} is not tls://HOST:PORT`);
+  const tls =
+    values.connect === undefined
+      ? undefined
+      : tlsEndpointFromFlags("--connect", values.connect.slice("tls://".length), values);
+  if (tls === undefined) refuseStrayTlsFlags("--connect", values);
   if (command.length === 0) throw new UsageError("worker needs a command after --");
   const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs("--timeout", values.timeout);
   const maxMemoryBytes =
     values["max-memory"] === undefined ? undefined : parseSizeBytes("--max-memory", values["max-memory"]);
   const idleDelayMs = parseDurationMs("--idle-delay", values["idle-delay"]);
   const logger = createConsoleLogger({ name: "x-supervisor worker" });
+  if (tls !== undefined) {
+    try {
+      await readTlsFiles(tls);
+    } catch (error) {
+      if (!XError.is(error, ErrorCode.TLS)) throw error;
+      logger.error({ err: error }, "cannot use the TLS files");
+      return ExitCode.CONFIG;
+    }
+  }
   const controller = new AbortController();
   let running: number | undefined;
   const removeHandlers = onShutdownSignals(
@@ -71,7 +101,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   const [program, ...programArgs] = command as [string, ...string[]];
   try {
     await runWorker({
-      socket: positionals[0]!,
+      ...(tls === undefined ? { socket: positionals[0]! } : { tls }),
       idleDelayMs,
       signal: controller.signal,
       logger,

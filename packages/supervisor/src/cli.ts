@@ -8,8 +8,10 @@ import { workerCommand, workerUsage } from "./cli-worker.js";
 const usage = `Usage: x-supervisor <command> [arguments]
 
 Commands:
-  serve <db> <fetchers-dir> <socket>                  run the queue daemon
+  serve <db> <fetchers-dir> <socket> [--tls HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE]
+                                                      run the queue daemon
   worker <socket> [--timeout DURATION] [--max-memory SIZE] -- <command> [args…]
+  worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options] -- <command> [args…]
                                                       run jobs from the daemon
   status <db> [--json]                                print the queue's figures
 

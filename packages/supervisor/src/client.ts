@@ -1,7 +1,9 @@
-import { createConnection, type Socket } from "node:net";
+import { createConnection, isIP, type Socket } from "node:net";
+import { connect as connectTls } from "node:tls";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { parseReply } from "./protocol.js";
 import type { Job } from "./storage.js";
+import { minTlsVersion, readTlsFiles, type TlsEndpoint } from "./tls-endpoint.js";
 
 interface Pending {
   resolve: (job: Job | null) => void;
@@ -11,7 +13,7 @@ interface Pending {
 const badAttrPath = /[ \r\n]/;
 
 /**
- * One connection to a supervisor's socket, speaking the worker protocol. Commands may be issued without
+ * One connection to a supervisor, on its Unix socket or over mutual TLS, speaking the worker protocol. Commands may be issued without
  * awaiting the previous one: they are sent, and resolved, in call order.
  *
  * @example
@@ -49,20 +51,39 @@ export class SupervisorClient {
   /**
    * Opens a connection.
    *
-   * @param path - the supervisor's socket path
-   * @throws SupervisorError `ERR_X_SUPERVISOR_CONNECT` when nobody listens there
+   * @param target - the supervisor's socket path, or its TLS address with this worker's certificate, key and
+   *   the CA that signed the supervisor's certificate (whose names must include `host`)
+   * @throws SupervisorError `ERR_X_SUPERVISOR_CONNECT` when nobody listens there or the TLS handshake fails,
+   *   `ERR_X_SUPERVISOR_TLS` when a TLS file cannot be read
    */
-  static connect(path: string): Promise<SupervisorClient> {
+  static async connect(target: string | TlsEndpoint): Promise<SupervisorClient> {
+    const where = typeof target === "string" ? target : `tls://${target.host}:${target.port}`;
+    let socket: Socket;
+    let ready: string;
+    if (typeof target === "string") {
+      socket = createConnection(target);
+      ready = "connect";
+    } else {
+      const files = await readTlsFiles(target);
+      socket = connectTls({
+        ...files,
+        host: target.host,
+        port: target.port,
+        minVersion: minTlsVersion,
+        // SNI takes host names only; an IP address is still checked against the certificate's names.
+        ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
+      });
+      ready = "secureConnect";
+    }
     return new Promise((resolve, reject) => {
-      const socket = createConnection(path);
       const onError = (error: Error) =>
         reject(
-          new SupervisorError(ErrorCode.CONNECT, `cannot connect to supervisor at ${path}`, {
+          new SupervisorError(ErrorCode.CONNECT, `cannot connect to supervisor at ${where}`, {
             cause: error,
           }),
         );
       socket.once("error", onError);
-      socket.once("connect", () => {
+      socket.once(ready, () => {
         socket.off("error", onError);
         resolve(new SupervisorClient(socket));
       });

@@ -16,6 +16,11 @@ export const ErrorCode = {
   SOCKET_IN_USE: "ERR_X_SUPERVISOR_SOCKET_IN_USE",
   /** The socket path exists and is not a socket. */
   SOCKET_PATH: "ERR_X_SUPERVISOR_SOCKET_PATH",
+  /**
+   * A TLS certificate, key or CA file cannot be read or does not make a usable context, or the TLS listener
+   * cannot listen on its address.
+   */
+  TLS: "ERR_X_SUPERVISOR_TLS",
   /** Nobody listens on the socket a client connects to. */
   CONNECT: "ERR_X_SUPERVISOR_CONNECT",
   /** The connection ended before the reply to a command arrived. */

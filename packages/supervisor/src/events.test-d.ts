@@ -10,10 +10,10 @@ describe("SupervisorEvents", () => {
 
   it("types each payload", () => {
     expectTypeOf<SupervisorEvents["job"]>().toEqualTypeOf<
-      [{ attrPath: string; payload: string; startedAt: number }]
+      [{ attrPath: string; payload: string; startedAt: number; holder?: string }]
     >();
     expectTypeOf<SupervisorEvents["done"]>().toEqualTypeOf<
-      [{ attrPath: string; exitCode: number; finishedAt: number }]
+      [{ attrPath: string; exitCode: number; finishedAt: number; holder?: string }]
     >();
     expectTypeOf<SupervisorEvents["ingest"]>().toEqualTypeOf<
       [{ fetcher: string; runStarted: number; file: string; lines: number }]
@@ -24,12 +24,13 @@ describe("SupervisorEvents", () => {
     expectTypeOf<SupervisorEvents["reject"]>().toEqualTypeOf<[RejectEvent]>();
   });
 
-  it("types a rejection: its kind, one of the ten reasons, an optional file", () => {
+  it("types a rejection: its kind, one of the fifteen reasons, an optional file or peer", () => {
     expectTypeOf<RejectEvent>().toEqualTypeOf<{
-      kind: "line" | "command" | "file";
+      kind: "line" | "command" | "file" | "connection";
       reason: RejectReason;
       file?: string;
       sample: string;
+      peer?: string;
     }>();
     expectTypeOf<RejectReason>().toEqualTypeOf<
       | "no-space"
@@ -42,6 +43,11 @@ describe("SupervisorEvents", () => {
       | "unknown-command"
       | "bad-done"
       | "command-too-long"
+      | "tls-no-certificate"
+      | "tls-untrusted-certificate"
+      | "tls-expired-certificate"
+      | "tls-plaintext"
+      | "tls-handshake"
     >();
   });
 });
@@ -96,6 +102,7 @@ describe("stats()", () => {
       | "commandsRejected"
       | "filesIgnored"
       | "connections"
+      | "connectionsRejected"
     >();
     expectTypeOf<SupervisorStats[keyof SupervisorStats]>().toEqualTypeOf<number>();
   });

@@ -9,25 +9,41 @@ export type RejectReason =
   | "unreadable"
   | "unknown-command"
   | "bad-done"
-  | "command-too-long";
+  | "command-too-long"
+  | "tls-no-certificate"
+  | "tls-untrusted-certificate"
+  | "tls-expired-certificate"
+  | "tls-plaintext"
+  | "tls-handshake";
 
 /** Payload of the `reject` event. */
 export interface RejectEvent {
-  /** What was rejected. */
-  kind: "line" | "command" | "file";
+  /** What was rejected: a fetcher line, a socket command, a directory entry, or a TLS connection. */
+  kind: "line" | "command" | "file" | "connection";
   reason: RejectReason;
   /** The fetcher file, for `line` and `file` rejections. */
   file?: string;
-  /** The start of the rejected input (at most 200 bytes), with unprintable bytes escaped as `\xNN`. */
+  /**
+   * The start of the rejected input (at most 200 bytes), with unprintable bytes escaped as `\xNN`; for a
+   * `connection`, what went wrong (the TLS error, and the certificate's subject when there was one).
+   */
   sample: string;
+  /** For a `connection`: the client's address and port, `203.0.113.7:51234`. */
+  peer?: string;
 }
 
 /** The daemon's events and their payloads; every event is emitted after the change it reports committed. */
 export interface SupervisorEvents {
-  /** A job was dispatched to a worker; `startedAt` in unix seconds. */
-  job: [{ attrPath: string; payload: string; startedAt: number }];
-  /** A `DONE` was accepted; `finishedAt` in unix seconds. */
-  done: [{ attrPath: string; exitCode: number; finishedAt: number }];
+  /**
+   * A job was dispatched to a worker; `startedAt` in unix seconds. `holder` is the subject of the worker's
+   * client certificate when it asked over TLS (absent on the Unix socket).
+   */
+  job: [{ attrPath: string; payload: string; startedAt: number; holder?: string }];
+  /**
+   * A `DONE` was accepted; `finishedAt` in unix seconds. `holder` is the subject of the worker's client
+   * certificate when it reported over TLS (absent on the Unix socket).
+   */
+  done: [{ attrPath: string; exitCode: number; finishedAt: number; holder?: string }];
   /** A batch of lines of a fetcher file was committed. */
   ingest: [{ fetcher: string; runStarted: number; file: string; lines: number }];
   /** A fetcher run was registered, completed or deleted. */
@@ -50,8 +66,13 @@ export interface SupervisorStats {
   commandsRejected: number;
   /** Fetcher-like directory entries ignored (bad run number, not a regular file, unreadable), once per name. */
   filesIgnored: number;
-  /** Connections accepted. */
+  /** Connections accepted, on the Unix socket and over TLS. */
   connections: number;
+  /**
+   * TLS connections refused before a byte of the protocol was read: no client certificate, one from another
+   * CA, an expired one, plaintext, or a failed handshake.
+   */
+  connectionsRejected: number;
 }
 
 /** Counters at start: all zero. */
@@ -64,6 +85,7 @@ export function newStats(): SupervisorStats {
     commandsRejected: 0,
     filesIgnored: 0,
     connections: 0,
+    connectionsRejected: 0,
   };
 }
 

@@ -7,6 +7,7 @@ import {
   type Supervisor,
   type SupervisorOptions,
   startSupervisor,
+  type TlsEndpoint,
 } from "./index.js";
 
 /** The option names that end in `Ms` (durations). */
@@ -15,15 +16,23 @@ type MsKeys<T> = Extract<keyof T, `${string}Ms`>;
 describe("startSupervisor() options", () => {
   it("lists exactly the documented options, three of them required", () => {
     expectTypeOf<keyof SupervisorOptions>().toEqualTypeOf<
-      "db" | "fetchersDir" | "socket" | "socketMode" | "logger" | "signal"
+      "db" | "fetchersDir" | "socket" | "socketMode" | "tls" | "logger" | "signal"
     >();
     expectTypeOf<SupervisorOptions>().toEqualTypeOf<{
       db: string;
       fetchersDir: string;
       socket: string;
       socketMode?: number;
+      tls?: TlsEndpoint;
       logger?: Logger;
       signal?: AbortSignal;
+    }>();
+    expectTypeOf<TlsEndpoint>().toEqualTypeOf<{
+      host: string;
+      port: number;
+      certFile: string;
+      keyFile: string;
+      caFile: string;
     }>();
   });
 
@@ -48,7 +57,7 @@ describe("startSupervisor() options", () => {
 describe("runWorker() options", () => {
   it("lists exactly the documented options, every duration in ms", () => {
     expectTypeOf<keyof RunWorkerOptions>().toEqualTypeOf<
-      "socket" | "run" | "idleDelayMs" | "reconnectDelayMs" | "replyTimeoutMs" | "signal" | "logger"
+      "socket" | "tls" | "run" | "idleDelayMs" | "reconnectDelayMs" | "replyTimeoutMs" | "signal" | "logger"
     >();
     expectTypeOf<MsKeys<RunWorkerOptions>>().toEqualTypeOf<
       "idleDelayMs" | "reconnectDelayMs" | "replyTimeoutMs"
@@ -74,12 +83,18 @@ describe("runWorker() options", () => {
     runWorker({ socket: "s", run: () => 0 });
   });
 
-  it("needs socket and run, and resolves with nothing", () => {
+  it("needs socket or tls (not both) and run, and resolves with nothing", () => {
     expectTypeOf(runWorker({ socket: "s", run: async () => 0 })).toEqualTypeOf<Promise<void>>();
+    const tls = { host: "h", port: 1, certFile: "c", keyFile: "k", caFile: "a" };
+    expectTypeOf(runWorker({ tls, run: async () => 0 })).toEqualTypeOf<Promise<void>>();
     // @ts-expect-error: run is required
     runWorker({ socket: "s" });
-    // @ts-expect-error: socket is required
+    // @ts-expect-error: socket or tls is required
     runWorker({ run: async () => 0 });
+    // @ts-expect-error: not both
+    runWorker({ socket: "s", tls, run: async () => 0 });
+    // @ts-expect-error: the TLS files are required
+    runWorker({ tls: { host: "h", port: 1 }, run: async () => 0 });
   });
 
   it("rejects durations without their unit", () => {

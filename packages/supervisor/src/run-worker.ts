@@ -1,14 +1,35 @@
-import { type Logger, sleep } from "@x/core";
+import { Backoff, type Logger, sleep } from "@x/core";
 import { loggerOption, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { SupervisorClient } from "./client.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import type { Job } from "./storage.js";
+import { type TlsEndpoint, tlsEndpointSchema } from "./tls-endpoint.js";
 
-/** Options of {@link runWorker}. */
-export interface RunWorkerOptions {
-  /** The supervisor's socket path. */
-  socket: string;
+/**
+ * Options of {@link runWorker}: where the supervisor is, either `socket` or `tls`, and the
+ * {@link RunWorkerLoopOptions}.
+ */
+export type RunWorkerOptions = RunWorkerLoopOptions &
+  (
+    | {
+        /** The supervisor's Unix socket path. */
+        socket: string;
+        tls?: undefined;
+      }
+    | {
+        socket?: undefined;
+        /**
+         * The supervisor's TLS address, with this worker's certificate and key and the CA that signed the
+         * supervisor's certificate. The files are read again at every connection, so renewed certificates are
+         * picked up at the next reconnect.
+         */
+        tls: TlsEndpoint;
+      }
+  );
+
+/** The options of {@link runWorker} other than where the supervisor is. */
+export interface RunWorkerLoopOptions {
   /**
    * Runs one job and resolves to its exit code (an integer). A rejection, or any other value, reports 1.
    * `signal` aborts when the worker is stopped: settle soon after.
@@ -16,7 +37,11 @@ export interface RunWorkerOptions {
   run: (job: Job, signal: AbortSignal) => Promise<number>;
   /** Wait after `NOJOBS` before the next `READY`, in ms. Default 60 000. */
   idleDelayMs?: number;
-  /** Wait after a connection error before sending the same message again, in ms. Default 5 000. */
+  /**
+   * Wait after a connection error before sending the same message again, in ms. Default 5 000. Over TLS it is
+   * the first of growing, jittered waits (doubling up to 12 × this, each spread by ±50 %), so that workers on
+   * many machines do not all come back at the same instant when the supervisor restarts.
+   */
   reconnectDelayMs?: number;
   /** Longest wait for a reply before it counts as a connection error, in ms. Default 30 000. */
   replyTimeoutMs?: number;
@@ -33,7 +58,11 @@ const delay = (what: string) =>
     .refine(Number.isFinite, { error: `${what} in milliseconds (a finite number ≥ 0)` });
 
 const optionsSchema = z.strictObject({
-  socket: z.string({ error: "a socket path (string)" }).min(1, { error: "a non-empty socket path" }),
+  socket: z
+    .string({ error: "a socket path (string)" })
+    .min(1, { error: "a non-empty socket path" })
+    .optional(),
+  tls: tlsEndpointSchema.optional(),
   run: z.custom<RunWorkerOptions["run"]>((value) => typeof value === "function", { error: "a function" }),
   idleDelayMs: delay("a delay").default(60_000),
   reconnectDelayMs: delay("a delay").default(5_000),
@@ -53,12 +82,24 @@ type Message = { kind: "ready" } | { kind: "done"; attrPath: string; exitCode: n
  * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION` for a bad option; never for a connection or job failure
  */
 export async function runWorker(options: RunWorkerOptions): Promise<void> {
-  const { socket, run, idleDelayMs, reconnectDelayMs, replyTimeoutMs, signal, logger } = parseOptions(
+  const { socket, tls, run, idleDelayMs, reconnectDelayMs, replyTimeoutMs, signal, logger } = parseOptions(
     optionsSchema,
     options,
     ErrorCode.INVALID_OPTION,
     SupervisorError,
   );
+  if ((socket === undefined) === (tls === undefined)) {
+    throw new SupervisorError(
+      ErrorCode.INVALID_OPTION,
+      `runWorker: give exactly one of socket and tls, got ${socket === undefined ? "neither" : "both"}`,
+    );
+  }
+  const target = socket ?? tls!;
+  const where = socket ?? `tls://${tls!.host}:${tls!.port}`;
+  const reconnect =
+    tls === undefined
+      ? undefined
+      : new Backoff({ initialMs: reconnectDelayMs, factor: 2, maxMs: 12 * reconnectDelayMs, jitter: 0.5 });
   const jobSignal = signal ?? new AbortController().signal;
   let client: SupervisorClient | undefined;
   let message: Message = { kind: "ready" };
@@ -74,17 +115,19 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     while (!jobSignal.aborted) {
       let job: Job | null;
       try {
-        client ??= await SupervisorClient.connect(socket);
+        client ??= await SupervisorClient.connect(target);
         const connected = client;
         const request: Promise<Job | null> =
           message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
         job = await settleWithin(request, replyTimeoutMs, jobSignal);
+        reconnect?.reset();
       } catch (error) {
         client?.destroy();
         client = undefined;
         if (jobSignal.aborted) break;
-        logger.warn({ err: error, socket }, `supervisor unreachable; retrying in ${reconnectDelayMs} ms`);
-        if (!(await wait(reconnectDelayMs))) break;
+        const delayMs = Math.round(reconnect?.next() ?? reconnectDelayMs);
+        logger.warn({ err: error, supervisor: where }, `supervisor unreachable; retrying in ${delayMs} ms`);
+        if (!(await wait(delayMs))) break;
         continue;
       }
       if (job === null) {

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { ErrorCode, SupervisorError } from "./errors.js";
+import { hasJobHoldersTable, jobHoldersTable } from "./job-holders.js";
 import { latestSchemaVersion } from "./schema.js";
 import { inFlightSeconds } from "./storage.js";
 
@@ -12,6 +13,20 @@ export interface FetcherRunStatus {
   rows: number;
   /** Rows not dispatched yet (`is_dequeued = 0`). */
   pending: number;
+}
+
+/** A job handed out and not reported done (in flight, or stale after 12 h), in a {@link QueueStatus}. */
+export interface UnfinishedJob {
+  attrPath: string;
+  /** When it was handed out, unix seconds. */
+  started: number;
+  /** Started more than 12 h ago: presumed lost, eligible again. */
+  stale: boolean;
+  /**
+   * The subject of the TLS client certificate of the worker it was handed to; `null` when it went out on the
+   * Unix socket (or before the daemon served TLS).
+   */
+  holder: string | null;
 }
 
 /** A snapshot of a supervisor database, as `x-supervisor status --json` prints it. */
@@ -33,6 +48,8 @@ export interface QueueStatus {
   finished: number;
   /** Finished jobs with a non-zero exit code. */
   failed: number;
+  /** Every job handed out and not reported done, oldest first, with the worker certificate that holds it. */
+  unfinishedJobs: UnfinishedJob[];
   /** The first waiting group in dispatch order. */
   oldestWaiting: { attrPath: string; fetcher: string; lastStarted: number | null } | null;
   fetcherRuns: FetcherRunStatus[];
@@ -98,6 +115,7 @@ export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000
         stale: count("SELECT count(*) AS n FROM log WHERE finished IS NULL AND started < ?", limit),
         finished: count("SELECT count(*) AS n FROM log WHERE finished IS NOT NULL"),
         failed: count("SELECT count(*) AS n FROM log WHERE finished IS NOT NULL AND exit_code <> 0"),
+        unfinishedJobs: unfinishedJobs(db, limit),
         oldestWaiting: oldest ?? null,
         fetcherRuns: runs.map((r) => ({ ...r, isComplete: r.isComplete !== 0 })),
       };
@@ -105,4 +123,18 @@ export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000
   } finally {
     db.close();
   }
+}
+
+/** The `log` rows without `finished`, with the holder recorded for that very dispatch (same `started`). */
+function unfinishedJobs(db: Database.Database, staleBefore: number): UnfinishedJob[] {
+  const holder = hasJobHoldersTable(db)
+    ? `(SELECT holder FROM ${jobHoldersTable} h WHERE h.attr_path = log.attr_path AND h.started = log.started)`
+    : "NULL";
+  const rows = db
+    .prepare(
+      `SELECT attr_path AS attrPath, started, started < ? AS stale, ${holder} AS holder
+       FROM log WHERE finished IS NULL ORDER BY started, attr_path`,
+    )
+    .all(staleBefore) as Array<Omit<UnfinishedJob, "stale"> & { stale: number }>;
+  return rows.map((row) => ({ ...row, stale: row.stale !== 0 }));
 }

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { jitterHash } from "./jitter-hash.js";
+import { recordHolderSql } from "./job-holders.js";
 import { latestSchemaVersion, migrations } from "./schema.js";
 
 type Db = Database.Database;
@@ -30,6 +31,11 @@ export interface DispatchRequest {
   now: number;
   /** The job the worker reports as done (`DONE`), if any (`READY` has none). */
   finished?: { attrPath: string; exitCode: number };
+  /**
+   * Who asks (a TLS client certificate's subject): recorded with the job it is handed, in the table the daemon
+   * adds for it (`x_supervisor_job_holders`, which must exist). Absent on the Unix socket.
+   */
+  holder?: string | undefined;
 }
 
 /** How long a dispatched path stays excluded without a `DONE`, in seconds (12 h, as the original). */
@@ -267,9 +273,13 @@ export class SupervisorStorage {
       if (finished !== undefined) checkInteger("exitCode", finished.exitCode);
     }
     return this.#transaction(() =>
-      requests.map(({ now, finished }) => {
+      requests.map(({ now, finished, holder }) => {
         if (finished !== undefined) this.#finishRun(finished.attrPath, now, finished.exitCode);
-        return this.#takeNext(now);
+        const job = this.#takeNext(now);
+        if (job !== null && holder !== undefined) {
+          this.#prepare(recordHolderSql).run(job.attrPath, holder, now);
+        }
+        return job;
       }),
     );
   }

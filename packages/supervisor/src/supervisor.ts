@@ -6,8 +6,11 @@ import { Checkpointer } from "./checkpointer.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
-import { SupervisorStorage } from "./storage.js";
+import { createJobHoldersTable } from "./job-holders.js";
 import { prepareSocketPath } from "./socket-path.js";
+import { SupervisorStorage } from "./storage.js";
+import { readTlsFiles, type TlsEndpoint, tlsEndpointSchema } from "./tls-endpoint.js";
+import { TlsListener } from "./tls-listener.js";
 import { WorkerServer } from "./worker-server.js";
 
 /** Options of {@link startSupervisor} (and {@link Supervisor.start}). */
@@ -20,6 +23,14 @@ export interface SupervisorOptions {
   socket: string;
   /** Mode given to the socket file before `startSupervisor` resolves. Default `0o660`. */
   socketMode?: number;
+  /**
+   * Also accept workers over TLS on `tls.host`:`tls.port`, besides the Unix socket: only clients that present
+   * a certificate signed by `tls.caFile` (mutual TLS, TLS 1.2+); the others are logged, counted
+   * (`connectionsRejected`) and refused before a byte of the protocol is read. The protocol, its limits and the
+   * queue are the same on both. The subject of each job's client certificate is logged with `job` and `done`
+   * and recorded in the table `x_supervisor_job_holders`. Default: no TLS.
+   */
+  tls?: TlsEndpoint;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** Aborting it closes the daemon; an already aborted signal makes `startSupervisor` reject. */
@@ -39,6 +50,7 @@ const optionsSchema = z.strictObject({
     .min(0, { error: "a file mode (integer 0 to 0o777)" })
     .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
     .default(0o660),
+  tls: tlsEndpointSchema.optional(),
   logger: loggerOption,
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
@@ -53,9 +65,11 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #stats: SupervisorStats;
   #directory: FetcherDirectory;
   #server: WorkerServer;
+  #tls: TlsListener | undefined;
   #checkpointer: Checkpointer | undefined;
   #closing: Promise<void> | undefined;
   #logger: Logger;
+  #context: DaemonContext;
 
   /**
    * Builds the daemon's parts, none of them started yet: {@link Supervisor.start} starts them.
@@ -80,6 +94,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         }
       },
     };
+    this.#context = context;
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
     this.#server = new WorkerServer(storage, this.#directory, context);
     this.#checkpointer = startCheckpointer(storage, this.#server, logger);
@@ -95,7 +110,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
    */
   static async start(options: SupervisorOptions): Promise<Supervisor> {
-    const { db, fetchersDir, socket, socketMode, logger, signal } = parseOptions(
+    const { db, fetchersDir, socket, socketMode, tls, logger, signal } = parseOptions(
       optionsSchema,
       options,
       ErrorCode.INVALID_OPTION,
@@ -103,6 +118,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     );
     signal?.throwIfAborted();
     await prepareSocketPath(socket);
+    const tlsFiles = tls === undefined ? undefined : await readTlsFiles(tls);
+    signal?.throwIfAborted();
     const storage = SupervisorStorage.open(db);
     let supervisor: Supervisor | undefined;
     try {
@@ -111,6 +128,17 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       await supervisor.#directory.start();
       signal?.throwIfAborted();
       await supervisor.#server.listen(socket, socketMode);
+      if (tls !== undefined && tlsFiles !== undefined) {
+        createJobHoldersTable(storage.db);
+        const server = supervisor.#server;
+        supervisor.#tls = new TlsListener(
+          tls,
+          tlsFiles,
+          (connection, subject) => server.accept(connection, subject),
+          supervisor.#context,
+        );
+        await supervisor.#tls.listen();
+      }
       signal?.throwIfAborted();
     } catch (error) {
       if (supervisor) await supervisor.close();
@@ -120,6 +148,25 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     const started = supervisor;
     signal?.addEventListener("abort", () => void started.close(), { once: true });
     return started;
+  }
+
+  /** The TLS listener's address and actual port (useful with `port: 0`), or `undefined` without `tls`. */
+  tlsAddress(): { host: string; port: number } | undefined {
+    return this.#tls?.address();
+  }
+
+  /**
+   * Reads the TLS certificate, key and CA files again (as after a renewal) and uses them for new connections;
+   * open connections are not dropped. On failure the files in use stay in use. The CLI calls it on SIGHUP.
+   *
+   * @throws SupervisorError `ERR_X_SUPERVISOR_TLS` when a file cannot be read or they do not fit together,
+   *   `ERR_X_SUPERVISOR_INVALID_OPTION` when the daemon was started without `tls`
+   */
+  async reloadTls(): Promise<void> {
+    if (this.#tls === undefined) {
+      throw new SupervisorError(ErrorCode.INVALID_OPTION, "reloadTls(): the daemon was started without tls");
+    }
+    await this.#tls.reload();
   }
 
   /** Counters since start (a copy). */
@@ -143,7 +190,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   }
 
   async #close(): Promise<void> {
-    await this.#server.close();
+    await Promise.all([this.#tls?.close(), this.#server.close()]);
     await this.#directory.close();
     await this.#checkpointer?.stop();
     try {

@@ -11,13 +11,17 @@ const newline = 0x0a;
 /** How long `close()` lets open connections flush their replies before it destroys them, in ms. */
 const closeGraceMs = 2_000;
 
-/** A command waiting for the next group commit. */
-type Request = { socket: Socket; command: Exclude<Command, { kind: "reject" }> };
+/**
+ * A command waiting for the next group commit; `holder` is the subject of the connection's client certificate
+ * (TLS only).
+ */
+type Request = { socket: Socket; command: Exclude<Command, { kind: "reject" }>; holder?: string | undefined };
 /** A queued command, or the marker that ends its connection after the replies before it. */
 type Queued = Request | { socket: Socket; end: true };
 
 /**
- * Serves the worker line protocol on a Unix socket. Commands are handled in arrival order. The commands that
+ * Serves the worker line protocol on a Unix socket, and on the connections other listeners hand it
+ * ({@link accept}, the TLS listener). Commands are handled in arrival order. The commands that
  * arrive together (in one turn of the event loop) are run in one transaction, a group commit, and their
  * replies are written only after it committed.
  */
@@ -40,7 +44,7 @@ export class WorkerServer {
     this.#storage = storage;
     this.#directory = directory;
     this.#context = context;
-    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.#accept(socket));
+    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.accept(socket));
   }
 
   /** Listens on `path` (already checked by `prepareSocketPath`) and gives the socket file `mode`. */
@@ -100,7 +104,18 @@ export class WorkerServer {
     }
   }
 
-  #accept(socket: Socket): void {
+  /**
+   * Serves the protocol on a connection another listener accepted, with the same framing, limits and queue
+   * as the Unix socket's.
+   *
+   * @param socket - the connection, opened with `allowHalfOpen`
+   * @param holder - who is on the other end (a TLS client certificate's subject), recorded with its jobs
+   */
+  accept(socket: Socket, holder?: string): void {
+    if (this.#closing) {
+      socket.destroy();
+      return;
+    }
     this.#context.stats.connections++;
     let buffered: Buffer = Buffer.alloc(0);
     /** No more commands are read from this connection. */
@@ -115,7 +130,7 @@ export class WorkerServer {
         this.#reject(line, command.reason);
         return false;
       }
-      this.#queue.push({ socket, command });
+      this.#queue.push({ socket, command, holder });
       return true;
     };
     const finish = () => {
@@ -167,9 +182,10 @@ export class WorkerServer {
     this.#queue = [];
     if (this.#closing || batch.length === 0) return;
     const served = batch.filter((item): item is Request => "command" in item && !item.socket.destroyed);
-    const requests: DispatchRequest[] = served.map(({ command }) => ({
+    const requests: DispatchRequest[] = served.map(({ command, holder }) => ({
       now: Math.floor(Date.now() / 1000),
       finished: command.kind === "done" ? command : undefined,
+      holder,
     }));
     let jobs: Array<Job | null>;
     try {
@@ -187,22 +203,28 @@ export class WorkerServer {
     for (const item of batch) {
       if ("end" in item) this.#connections.get(item.socket)?.();
       else if (item === served[next]) {
-        this.#reply(item.socket, item.command, jobs[next]!, requests[next]!.now);
+        this.#reply(item, jobs[next]!, requests[next]!.now);
         next++;
       }
     }
   }
 
   /** Writes one reply, then counts and reports what it did (after the commit). */
-  #reply(socket: Socket, command: Exclude<Command, { kind: "reject" }>, job: Job | null, now: number): void {
+  #reply({ socket, command, holder }: Request, job: Job | null, now: number): void {
     socket.write(formatReply(job));
+    const by = holder === undefined ? {} : { holder };
     if (command.kind === "done") {
       this.#context.stats.finished++;
-      this.#context.emit("done", { attrPath: command.attrPath, exitCode: command.exitCode, finishedAt: now });
+      this.#context.emit("done", {
+        attrPath: command.attrPath,
+        exitCode: command.exitCode,
+        finishedAt: now,
+        ...by,
+      });
     }
     if (job !== null) {
       this.#context.stats.dispatched++;
-      this.#context.emit("job", { ...job, startedAt: now });
+      this.#context.emit("job", { ...job, startedAt: now, ...by });
     }
   }
 

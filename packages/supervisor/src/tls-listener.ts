@@ -1,0 +1,144 @@
+import type { Socket } from "node:net";
+import { createServer, type Server, type TLSSocket } from "node:tls";
+import { ErrorCode, SupervisorError } from "./errors.js";
+import type { DaemonContext, RejectReason } from "./events.js";
+import { formatSubject, minTlsVersion, readTlsFiles, type TlsEndpoint } from "./tls-endpoint.js";
+
+/** How long a client may take to complete the TLS handshake, in ms. */
+const handshakeTimeoutMs = 10_000;
+
+/**
+ * The daemon's TLS listener: accepts only clients that present a certificate signed by the configured CA
+ * (mutual TLS, TLS 1.2 or newer) and hands each accepted connection, with its certificate's subject, to
+ * `accept`. Every other connection is logged, counted (`connectionsRejected`), reported as a `reject` event of
+ * kind `connection`, and destroyed before a byte of the protocol is read.
+ */
+export class TlsListener {
+  #server: Server;
+  /** Connections still in their handshake: ended by {@link close}, which would otherwise wait for them. */
+  #handshaking = new Set<Socket>();
+  #endpoint: TlsEndpoint;
+  #context: DaemonContext;
+
+  /**
+   * @param endpoint - the address and the files
+   * @param files - the files' contents, already read and checked by `readTlsFiles`
+   * @param accept - takes over an authorized connection
+   * @param context - the daemon's logger, counters and events
+   */
+  constructor(
+    endpoint: TlsEndpoint,
+    files: Awaited<ReturnType<typeof readTlsFiles>>,
+    accept: (socket: Socket, subject: string) => void,
+    context: DaemonContext,
+  ) {
+    this.#endpoint = endpoint;
+    this.#context = context;
+    this.#server = createServer({
+      ...files,
+      minVersion: minTlsVersion,
+      requestCert: true,
+      // Verified below instead, so that the reason can be logged: Node's own check drops the socket silently.
+      rejectUnauthorized: false,
+      allowHalfOpen: true,
+      handshakeTimeout: handshakeTimeoutMs,
+    });
+    this.#server.on("connection", (socket: Socket) => {
+      this.#handshaking.add(socket);
+      socket.once("close", () => this.#handshaking.delete(socket));
+    });
+    this.#server.on("secureConnection", (socket) => {
+      this.#handshaking.delete(socket);
+      const rejection = authorizationFailure(socket);
+      if (rejection === undefined) {
+        accept(socket, formatSubject(socket.getPeerX509Certificate()!.subject));
+        return;
+      }
+      this.#reject(socket, rejection.reason, rejection.detail);
+      socket.destroy();
+    });
+    this.#server.on("tlsClientError", (error: NodeJS.ErrnoException, socket) => {
+      const plaintext =
+        error.code === "ERR_SSL_WRONG_VERSION_NUMBER" || error.code === "ERR_SSL_HTTP_REQUEST";
+      this.#reject(socket, plaintext ? "tls-plaintext" : "tls-handshake", firstLine(error));
+      socket.destroy();
+    });
+  }
+
+  /**
+   * Listens on the endpoint's host and port.
+   *
+   * @throws SupervisorError `ERR_X_SUPERVISOR_TLS` when the address cannot be listened on (in use, not local)
+   */
+  async listen(): Promise<void> {
+    const { host, port } = this.#endpoint;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (error: Error) =>
+        reject(
+          new SupervisorError(ErrorCode.TLS, `cannot listen for TLS on ${host}:${port}: ${error.message}`, {
+            cause: error,
+          }),
+        );
+      this.#server.once("error", onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off("error", onError);
+        resolve();
+      });
+    });
+    this.#server.on("error", (error) => this.#context.logger.error({ err: error }, "TLS server error"));
+  }
+
+  /** The address and port listened on (the actual port when `0` was asked for). */
+  address(): { host: string; port: number } {
+    const address = this.#server.address();
+    if (address === null || typeof address === "string") return { ...this.#endpoint };
+    return { host: address.address, port: address.port };
+  }
+
+  /**
+   * Reads the certificate, key and CA files again and uses them for new connections; connections already
+   * open keep going. On failure the files in use stay in use.
+   *
+   * @throws SupervisorError `ERR_X_SUPERVISOR_TLS` when a file cannot be read or they do not fit together
+   */
+  async reload(): Promise<void> {
+    const files = await readTlsFiles(this.#endpoint);
+    this.#server.setSecureContext({ ...files, minVersion: minTlsVersion });
+  }
+
+  /** Stops accepting; resolves once every connection it accepted has closed (the worker server ends them). */
+  close(): Promise<void> {
+    if (!this.#server.listening) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const socket of this.#handshaking) socket.destroy();
+    return closed;
+  }
+
+  #reject(socket: Socket | TLSSocket, reason: RejectReason, sample: string): void {
+    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    this.#context.stats.connectionsRejected++;
+    this.#context.logger.warn({ reason, peer, sample }, "TLS connection refused");
+    this.#context.emit("reject", { kind: "connection", reason, sample, peer });
+  }
+}
+
+/** Why an established TLS connection is not authorized, or `undefined` when its client certificate is good. */
+function authorizationFailure(socket: TLSSocket): { reason: RejectReason; detail: string } | undefined {
+  const certificate = socket.getPeerX509Certificate();
+  if (certificate === undefined) {
+    return { reason: "tls-no-certificate", detail: "the client presented no certificate" };
+  }
+  if (socket.authorized) return undefined;
+  const error = String(socket.authorizationError);
+  const subject = formatSubject(certificate.subject);
+  return {
+    reason: error === "CERT_HAS_EXPIRED" ? "tls-expired-certificate" : "tls-untrusted-certificate",
+    detail: `${error}: ${subject}`,
+  };
+}
+
+function firstLine(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  const message = error.message.split("\n")[0] ?? "";
+  return code === undefined ? message : `${code}: ${message}`;
+}
