@@ -15,7 +15,7 @@ declare const fake: FakeErmrest;
 describe("startFakeErmrest() options", () => {
   it("needs tables; the rest is optional", () => {
     expectTypeOf<keyof FakeErmrestOptions>().toEqualTypeOf<
-      "tables" | "amqpUrl" | "noticeExchange" | "port"
+      "tables" | "amqpUrl" | "noticeExchange" | "port" | "transactionAbortRate"
     >();
     expectTypeOf<FakeErmrestOptions["tables"]>().toEqualTypeOf<Record<string, FakeTableOptions>>();
     expectTypeOf(startFakeErmrest).toBeCallableWith({ tables: { "S:Job": { key: ["id"] } } });
@@ -61,6 +61,9 @@ describe("FakeErmrest", () => {
     expectTypeOf(fake.rows("S:Job")).toEqualTypeOf<Row[]>();
     expectTypeOf(fake.failNext).parameters.toEqualTypeOf<[count: number, options?: FailNextOptions]>();
     expectTypeOf<FailNextOptions>().toEqualTypeOf<{ status?: number; afterCommit?: boolean }>();
+    expectTypeOf(fake.restart).parameters.toEqualTypeOf<[downMs: number]>();
+    expectTypeOf(fake.restart(0)).toEqualTypeOf<Promise<void>>();
+    expectTypeOf(fake.transactionAbortRate).toEqualTypeOf<number>();
     expectTypeOf(fake.close()).toEqualTypeOf<Promise<void>>();
     expectTypeOf(fake).toExtend<AsyncDisposable>();
   });

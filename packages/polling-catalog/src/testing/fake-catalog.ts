@@ -112,7 +112,8 @@ export class FakeCatalog {
     const table = this.#resolveTable(path.table);
     checkShape(method, path);
     table.requireColumns(path.filters.flatMap(filterColumns));
-    if (path.projection) table.requireColumns([...path.projection.keys, ...path.projection.targets]);
+    if (path.projection)
+      table.requireColumns([...path.projection.keys, ...path.projection.targets].map(({ column }) => column));
 
     const accept = request.headers.accept;
     const etag = etagFor(accept, this.#version);
@@ -209,7 +210,7 @@ function checkShape(method: string, path: RequestPath): void {
   const targets = path.projection?.targets;
   if (targets && targets.length === 0)
     throw badRequest("An attributegroup PUT needs target columns after ';'.");
-  const system = targets?.find(isSystemColumn);
+  const system = targets?.map(({ column }) => column).find(isSystemColumn);
   if (system) throw conflict(`System column ${system} cannot be updated.`);
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startTestFake } from "../../test/helpers.js";
 import { type RawOptions, raw } from "../../test/http.js";
-import type { FakeErmrestOptions } from "./index.js";
+import { type FakeErmrestOptions, startFakeErmrest } from "./index.js";
 
 async function start(tables: FakeErmrestOptions["tables"]) {
   const fake = await startTestFake(tables);
@@ -136,6 +136,40 @@ describe("attributegroup PUT", () => {
   });
 });
 
+describe("attributegroup PUT with renamed columns", () => {
+  it("reads renamed key and target columns from their body names, so a column can be key and target", async () => {
+    const { fake, call } = await start(jobs());
+    const reply = await call("PUT", "/attributegroup/S:Job/id,expected:=state;state,who:=owner", [
+      { id: 1, expected: "new", state: "running", who: "a" },
+      { id: 2, expected: "done", state: "running", who: "b" },
+    ]);
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual([{ id: 1, expected: "new", state: "running", who: "a" }]);
+    const rows = fake.rows("S:Job");
+    expect(rows.find((row) => row.id === 1)).toMatchObject({ state: "running", owner: "a" });
+    expect(rows.find((row) => row.id === 2)).toMatchObject({ state: "new", owner: null });
+  });
+
+  it("makes a compare-and-set: the second of two identical claims matches nothing", async () => {
+    const { fake, call } = await start(jobs());
+    const claim = (owner: string) =>
+      call("PUT", "/attributegroup/S:Job/id,was:=state;state,owner", [
+        { id: 3, was: "new", state: "taken", owner },
+      ]);
+    expect((await claim("a")).json()).toHaveLength(1);
+    expect((await claim("b")).json()).toEqual([]);
+    expect(fake.rows("S:Job").find((row) => row.id === 3)).toMatchObject({ state: "taken", owner: "a" });
+  });
+
+  it("answers 400 for a malformed rename or a body name used twice, 409 for an unknown column", async () => {
+    const { call } = await start(jobs());
+    expect((await call("PUT", "/attributegroup/S:Job/id,:=state;state", [])).status).toBe(400);
+    expect((await call("PUT", "/attributegroup/S:Job/id,a:=b:=state;state", [])).status).toBe(400);
+    expect((await call("PUT", "/attributegroup/S:Job/id,state:=owner;state", [])).status).toBe(400);
+    expect((await call("PUT", "/attributegroup/S:Job/id,was:=nope;state", [])).status).toBe(409);
+  });
+});
+
 describe("entity POST", () => {
   it("inserts full rows in input order, assigning system columns, and answers 200", async () => {
     const { fake, call } = await start({ "S:T": { key: ["id"], rows: [{ id: 1 }] } });
@@ -241,6 +275,43 @@ describe("request bodies", () => {
     expect((await call("POST", "/entity/S:Job", "{oops")).status).toBe(400);
     expect((await call("POST", "/entity/S:Job", { id: 7 })).status).toBe(400);
     expect(fake.version).toBe(1);
+  });
+});
+
+describe("transactionAbortRate", () => {
+  it("answers that share of writes 503 Transaction aborted. with nothing changed, and never a GET", async () => {
+    const { fake, call } = await start(jobs());
+    fake.transactionAbortRate = 1;
+    const version = fake.version;
+    const put = await call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: "x" }]);
+    expect(put.status).toBe(503);
+    expect(put.text).toBe("Transaction aborted.\n");
+    expect(put.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect((await call("POST", "/entity/S:Job", [{ id: 9 }])).status).toBe(503);
+    expect((await call("DELETE", "/entity/S:Job/id=1")).status).toBe(503);
+    expect((await call("GET", "/entity/S:Job")).status).toBe(200);
+    expect(fake.version).toBe(version);
+    expect(fake.rows("S:Job").map((row) => row.state)).toEqual(["new", "new", "new", "new", "new"]);
+    fake.transactionAbortRate = 0.5;
+    let aborted = 0;
+    for (let i = 0; i < 200; i++) {
+      if ((await call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: `s${i}` }])).status === 503)
+        aborted++;
+    }
+    expect(aborted).toBeGreaterThan(60);
+    expect(aborted).toBeLessThan(140);
+    expect(fake.version).toBe(version + 200 - aborted);
+  });
+
+  it("takes the rate as an option and validates it", async () => {
+    await using fake = await startFakeErmrest({ tables: jobs(), transactionAbortRate: 0.1 });
+    expect(fake.transactionAbortRate).toBe(0.1);
+    expect(() => {
+      fake.transactionAbortRate = 1.5;
+    }).toThrow(/invalid option transactionAbortRate/);
+    await expect(startFakeErmrest({ tables: jobs(), transactionAbortRate: -1 })).rejects.toThrow(
+      /invalid option transactionAbortRate/,
+    );
   });
 });
 

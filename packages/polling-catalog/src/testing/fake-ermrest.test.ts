@@ -72,6 +72,35 @@ describe("startFakeErmrest", () => {
   });
 });
 
+describe("restart", () => {
+  it("closes every connection, refuses for downMs, then serves the same data on the same port", async () => {
+    const { fake, call } = await start(jobs());
+    await call("PUT", "/attributegroup/S:Job/id;state", { body: [{ id: 1, state: "kept" }] });
+    const version = fake.version;
+    const server = fake.server;
+    const started = performance.now();
+    const restarted = fake.restart(400);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const refused = await call("GET", "/entity/S:Job").catch((e: unknown) => e);
+    expect((refused as Error & { cause?: { code?: string } }).cause?.code).toBe("ECONNREFUSED");
+    await restarted;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+    expect(fake.server).toBe(server);
+    const reply = await call("GET", "/entity/S:Job/id=1");
+    expect(reply.status).toBe(200);
+    expect(reply.json()).toEqual([expect.objectContaining({ id: 1, state: "kept" })]);
+    expect(fake.version).toBe(version);
+  });
+
+  it("rejects a bad downMs and does nothing after close", async () => {
+    const { fake } = await start(jobs());
+    await expect(fake.restart(-1)).rejects.toThrow(/invalid option downMs/);
+    await fake.close();
+    await fake.restart(10);
+    await expect(fetch(`${fake.url}/entity/S:Job`)).rejects.toThrow();
+  });
+});
+
 describe("version and ETag", () => {
   it("answers data with a catalog-wide ETag that folds in the Accept header, and Vary: accept", async () => {
     const { call } = await start(jobs());

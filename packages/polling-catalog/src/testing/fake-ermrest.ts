@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sleep } from "@x/core";
 import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "../errors.js";
@@ -33,6 +34,12 @@ export interface FakeErmrestOptions {
   noticeExchange?: string;
   /** The TCP port on 127.0.0.1. Default 0: any free port. */
   port?: number;
+  /**
+   * The share of writes (PUT, POST, DELETE) answered `503` with the text `Transaction aborted.` and nothing
+   * changed (no version bump, no notice), as ERMrest answers a serialization failure under load. A number from
+   * 0 to 1. Default 0.
+   */
+  transactionAbortRate?: number;
 }
 
 /** Options of {@link FakeErmrest.failNext}. */
@@ -72,6 +79,16 @@ export interface FakeErmrest extends AsyncDisposable {
    * `afterCommit`, a write is applied first.
    */
   failNext(count: number, options?: FailNextOptions): void;
+  /**
+   * The share of writes answered `503 Transaction aborted.` with nothing changed; see
+   * {@link FakeErmrestOptions.transactionAbortRate}. Settable at any time (0 to 1).
+   */
+  transactionAbortRate: number;
+  /**
+   * Restarts the server as a deploy would: closes every connection (HTTP and AMQP), refuses connections for
+   * `downMs` milliseconds, then listens again on the same port with the same data. Resolves once it is back.
+   */
+  restart(downMs: number): Promise<void>;
   /** Stops the server (idle keep-alive connections included) and the AMQP connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -97,6 +114,7 @@ const fakeOptionsSchema = z
     amqpUrl: z.string({ error: "an amqp:// URL" }).min(1).optional(),
     noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
     port: z.number({ error: "a TCP port" }).int().min(0).max(65_535).default(0),
+    transactionAbortRate: z.number({ error: "a share from 0 to 1" }).min(0).max(1).default(0),
   })
   .strict();
 
@@ -130,6 +148,7 @@ export async function startFakeErmrest(options: FakeErmrestOptions): Promise<Fak
     ? await NoticePublisher.open(parsed.amqpUrl, parsed.noticeExchange)
     : undefined;
   const fake = new RunningFake(catalog, publisher);
+  fake.transactionAbortRate = parsed.transactionAbortRate;
   try {
     await fake.listen(parsed.port);
   } catch (error) {
@@ -147,7 +166,9 @@ class RunningFake implements FakeErmrest {
   readonly #server: Server;
   #address = "127.0.0.1:0";
   #faults = { left: 0, status: 503, afterCommit: false };
+  #abortRate = 0;
   #closing: Promise<void> | undefined;
+  #restarting: Promise<void> | undefined;
 
   constructor(catalog: FakeCatalog, publisher: NoticePublisher | undefined) {
     this.#catalog = catalog;
@@ -188,6 +209,42 @@ class RunningFake implements FakeErmrest {
     return this.#catalog.rows(table);
   }
 
+  get transactionAbortRate(): number {
+    return this.#abortRate;
+  }
+
+  set transactionAbortRate(rate: number) {
+    if (typeof rate !== "number" || !(rate >= 0 && rate <= 1))
+      throw new PollingCatalogError(
+        ErrorCode.INVALID_OPTION,
+        `invalid option transactionAbortRate: ${String(rate)} (expected a share from 0 to 1)`,
+      );
+    this.#abortRate = rate;
+  }
+
+  restart(downMs: number): Promise<void> {
+    if (typeof downMs !== "number" || !Number.isFinite(downMs) || downMs < 0)
+      return Promise.reject(
+        new PollingCatalogError(
+          ErrorCode.INVALID_OPTION,
+          `invalid option downMs: ${String(downMs)} (expected a finite number of milliseconds ≥ 0)`,
+        ),
+      );
+    if (this.#closing) return Promise.resolve();
+    this.#restarting ??= (async () => {
+      try {
+        const port = Number(this.#address.slice(this.#address.lastIndexOf(":") + 1));
+        await this.#stopListening();
+        await this.#publisher?.disconnect();
+        await sleep(downMs);
+        if (!this.#closing) await this.listen(port);
+      } finally {
+        this.#restarting = undefined;
+      }
+    })();
+    return this.#restarting;
+  }
+
   failNext(count: number, options: FailNextOptions = {}): void {
     if (!Number.isInteger(count) || count < 0)
       throw new PollingCatalogError(
@@ -205,11 +262,17 @@ class RunningFake implements FakeErmrest {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
-      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
-      this.#server.closeAllConnections();
-      await Promise.all([closed, this.#publisher?.close()]);
+      await Promise.all([this.#stopListening(), this.#publisher?.close()]);
     })();
     return this.#closing;
+  }
+
+  /** Closes the listening socket and every connection; resolves at once when not listening. */
+  #stopListening(): Promise<void> {
+    if (!this.#server.listening) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    this.#server.closeAllConnections();
+    return closed;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -222,6 +285,8 @@ class RunningFake implements FakeErmrest {
     let reply: FakeReply;
     if (body === undefined) reply = textReply(413, "Request body too large.");
     else if (fault && !fault.afterCommit) reply = textReply(fault.status, injected(fault.status));
+    else if (isWrite(request.method) && Math.random() < this.#abortRate)
+      reply = textReply(503, "Transaction aborted.");
     else {
       reply = this.#catalog.handle({
         method: request.method ?? "GET",
@@ -251,6 +316,10 @@ class RunningFake implements FakeErmrest {
     this.#faults.left--;
     return { status: this.#faults.status, afterCommit: this.#faults.afterCommit };
   }
+}
+
+function isWrite(method: string | undefined): boolean {
+  return method === "PUT" || method === "POST" || method === "DELETE";
 }
 
 function injected(status: number): string {

@@ -35,6 +35,13 @@ export class NoticePublisher {
     }
   }
 
+  /** Drops the connection as a server restart does; the next publish reconnects. Never rejects. */
+  async disconnect(): Promise<void> {
+    const connection = this.#connection;
+    this.#drop();
+    if (connection) await closeConnection(connection);
+  }
+
   /** Closes the connection, ignoring errors. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -10,11 +10,19 @@ export interface RequestPath {
   /** The table as written: `schema` is absent for a bare `T`. */
   table: { schema?: string; name: string };
   filters: Filter[];
-  /** Attributegroup key and target columns. */
-  projection?: { keys: string[]; targets: string[] };
+  /** Attributegroup key and target columns, each with the name its value has in the body. */
+  projection?: { keys: ProjectedColumn[]; targets: ProjectedColumn[] };
   sort?: Array<{ column: string; descending: boolean }>;
   /** `undefined` for no limit; may be negative (a 409 found later, as ERMrest does). */
   limit?: number;
+}
+
+/** A column of an attributegroup projection: `column`, or `name:=column` to read it from `name` in the body. */
+export interface ProjectedColumn {
+  /** The property of each body item that holds the value. */
+  name: string;
+  /** The stored column. */
+  column: string;
 }
 
 const unimplementedApis = new Set(["attribute", "aggregate", "entity_rid", "textfacet", "schema", "history"]);
@@ -96,16 +104,25 @@ function parseFilterElement(element: string): Filter {
 }
 
 function parseProjection(element: string): NonNullable<RequestPath["projection"]> {
-  if (element.includes(":=")) throw notImplemented("column aliases");
   const groups = element.split(";");
   if (groups.length > 2) throw badRequest(`Malformed attributegroup columns ${JSON.stringify(element)}.`);
   const [keys = "", targets] = groups;
-  const names = (list: string) =>
+  const malformed = () => badRequest(`Malformed attributegroup columns ${JSON.stringify(element)}.`);
+  const names = (list: string): ProjectedColumn[] =>
     list.split(",").map((raw) => {
-      if (raw === "") throw badRequest(`Malformed attributegroup columns ${JSON.stringify(element)}.`);
-      return decode(raw);
+      const parts = raw.split(":=");
+      if (parts.length > 2 || parts.some((part) => part === "")) throw malformed();
+      if (parts[parts.length - 1]?.includes(":")) throw notImplemented("qualified column names");
+      const [first = "", second] = parts.map(decode);
+      return second === undefined ? { name: first, column: first } : { name: first, column: second };
     });
-  return { keys: names(keys), targets: targets === undefined ? [] : names(targets) };
+  const projection = { keys: names(keys), targets: targets === undefined ? [] : names(targets) };
+  const seen = new Set<string>();
+  for (const { name } of [...projection.keys, ...projection.targets]) {
+    if (seen.has(name)) throw badRequest(`Attributegroup column name ${JSON.stringify(name)} is used twice.`);
+    seen.add(name);
+  }
+  return projection;
 }
 
 function parseLimit(query: string): number | undefined {

@@ -1,5 +1,6 @@
 import { badRequest, conflict } from "./fake-http-error.js";
 import { type FakeTable, isSystemColumn, type RidAllocator, type Row } from "./fake-table.js";
+import type { ProjectedColumn } from "./request-path.js";
 
 /** What a write needs besides the table and body: RIDs and the timestamp of this request. */
 export interface WriteContext {
@@ -12,58 +13,75 @@ const asObject = (item: unknown): Row =>
 
 /**
  * Attributegroup PUT: each item updates the target columns of the stored rows whose key columns match its
- * keys. Unmatched items are skipped. Answers the updated rows' key and target columns in prior row order.
+ * keys. Unmatched items are skipped. Columns may be renamed in the body (`name:=column`), so one column can be
+ * both a key (its expected value) and a target (its new value): a conditional update. Answers the updated
+ * rows' keys (as matched) and targets (as written), under their body names, in prior row order.
  */
 export function attributegroupPut(
   table: FakeTable,
-  keys: string[],
-  targets: string[],
+  keys: ProjectedColumn[],
+  targets: ProjectedColumn[],
   body: unknown[],
   context: WriteContext,
 ): Row[] {
   const items = body.map(asObject);
-  const columns = [...keys, ...targets];
-  for (const item of items) requireNotNull(table, item, columns);
-  const byKey = new Map<string, Row>();
+  for (const item of items) requireNotNullNamed(table, item, [...keys, ...targets]);
+  const keyColumns = keys.map(({ column }) => column);
+  const byKey = new Map<string, { key: Row; item: Row }>();
   for (const item of items) {
-    const key = table.keyOf(item, keys);
-    if (byKey.has(key) && keys.every((column) => (item[column] ?? null) !== null))
+    const key = renamed(item, keys);
+    const text = table.keyOf(key, keyColumns);
+    if (byKey.has(text) && keyColumns.every((column) => (key[column] ?? null) !== null))
       throw badRequest("Multiple input rows share the same key information.");
-    byKey.set(key, item);
+    byKey.set(text, { key, item });
   }
-  const matches: Array<[stored: Row, item: Row]> = [];
-  if (keys.includes("RID")) {
-    for (const item of byKey.values()) {
-      const stored = table.byRid(item.RID);
-      if (stored && table.keyOf(stored, keys) === table.keyOf(item, keys)) matches.push([stored, item]);
+  type Entry = { key: Row; item: Row };
+  const matches: Array<[stored: Row, entry: Entry]> = [];
+  if (keyColumns.includes("RID")) {
+    for (const entry of byKey.values()) {
+      const stored = table.byRid(entry.key.RID);
+      if (stored && table.keyOf(stored, keyColumns) === table.keyOf(entry.key, keyColumns))
+        matches.push([stored, entry]);
     }
-  } else if (keys.length === 1 && [...byKey.values()].every((item) => isScalar(item[keys[0] as string]))) {
+  } else if (
+    keyColumns.length === 1 &&
+    [...byKey.values()].every((entry) => isScalar(entry.key[keyColumns[0] as string]))
+  ) {
     // One scalar key column: compare values directly instead of building a key text per stored row.
-    const column = keys[0] as string;
-    const byValue = new Map([...byKey.values()].map((item) => [item[column] ?? null, item]));
+    const column = keyColumns[0] as string;
+    const byValue = new Map([...byKey.values()].map((entry) => [entry.key[column] ?? null, entry]));
     for (const stored of table.rows()) {
       const value = stored[column] ?? null;
-      const item = isScalar(value) ? byValue.get(value) : undefined;
-      if (item) matches.push([stored, item]);
+      const entry = isScalar(value) ? byValue.get(value) : undefined;
+      if (entry) matches.push([stored, entry]);
     }
   } else {
     for (const stored of table.rows()) {
-      const item = byKey.get(table.keyOf(stored, keys));
-      if (item) matches.push([stored, item]);
+      const entry = byKey.get(table.keyOf(stored, keyColumns));
+      if (entry) matches.push([stored, entry]);
     }
   }
   if (matches.length > 1) {
     const order = rowOrder(table);
     matches.sort(([a], [b]) => (order.get(a) ?? 0) - (order.get(b) ?? 0));
   }
-  const updated = matches.map(([stored, item]) => {
+  const updated = matches.map(([stored, { item }]) => {
     const row: Row = { ...stored, RMT: context.now };
-    for (const column of targets) row[column] = structuredClone(item[column] ?? null);
-    return row;
+    for (const { name, column } of targets) row[column] = structuredClone(item[name] ?? null);
+    return { stored, row };
   });
-  if (targets.some((column) => table.clientKey.includes(column))) requireUniqueAfter(table, updated);
-  for (const row of updated) table.rewrite(row);
-  return updated.map((row) => table.pick(row, columns));
+  if (targets.some(({ column }) => table.clientKey.includes(column)))
+    requireUniqueAfter(
+      table,
+      updated.map(({ row }) => row),
+    );
+  for (const { row } of updated) table.rewrite(row);
+  return updated.map(({ stored, row }) => {
+    const out: Row = {};
+    for (const { name, column } of keys) out[name] = structuredClone(stored[column] ?? null);
+    for (const { name, column } of targets) out[name] = structuredClone(row[column] ?? null);
+    return out;
+  });
 }
 
 /** Entity POST: inserts rows; any key fault fails the whole request. Answers full rows in input order. */
@@ -127,6 +145,20 @@ function insert(table: FakeTable, item: Row, context: WriteContext): Row {
   row.RMB = null;
   table.append(row);
   return table.full(row);
+}
+
+/** The item's values under their stored column names. */
+function renamed(item: Row, columns: ProjectedColumn[]): Row {
+  const out: Row = {};
+  for (const { name, column } of columns) out[column] = item[name] ?? null;
+  return out;
+}
+
+function requireNotNullNamed(table: FakeTable, item: Row, columns: ProjectedColumn[]): void {
+  for (const { name, column } of columns) {
+    if (table.isNotNull(column) && (item[name] ?? null) === null)
+      throw conflict(`Column ${JSON.stringify(column)} of table ${table.qualifiedName} cannot be null.`);
+  }
 }
 
 function isScalar(value: unknown): boolean {
