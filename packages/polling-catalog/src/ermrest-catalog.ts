@@ -11,7 +11,7 @@ import {
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
 import { CatalogResponse } from "./response.js";
-import { isRetryableStatus, maxTries, retryDelayMs } from "./retry.js";
+import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
 
 /** Request headers: a record, a `Headers`, or name-value pairs. */
 export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
@@ -67,7 +67,7 @@ const cacheCapacity = 1_000;
 
 /**
  * An HTTP binding of one ERMrest catalog: GET with a revalidated response cache, ETag-guarded PUT and DELETE,
- * POST, retries of idempotent requests, and typed errors ({@link HTTPError}, {@link NotModified},
+ * POST, retries with full jitter (of idempotent requests, and of any request ERMrest rolled back), and typed errors ({@link HTTPError}, {@link NotModified},
  * {@link ConcurrentUpdate}).
  *
  * Paths are appended verbatim to `<scheme>://<server>/ermrest/catalog/<id>`: encode names and values yourself.
@@ -152,7 +152,8 @@ export class ErmrestCatalog<
   }
 
   /**
-   * POST a JSON body to `path`. Never guarded, never retried.
+   * POST a JSON body to `path`. Never guarded; retried only when ERMrest answers `503 Transaction aborted.`
+   * (it rolled the request back, so nothing was inserted).
    *
    * @param path - starts with `/`
    * @param options - see {@link PostOptions}
@@ -205,14 +206,15 @@ export class ErmrestCatalog<
       headers.set("Content-Type", "application/json");
     }
     mergeHeaders(headers, new Headers(spec.headers));
-    const tries = spec.method === "POST" ? 1 : maxTries;
+    // POST is not idempotent: only a rolled-back transaction (nothing written) is sent again.
+    const idempotent = spec.method !== "POST";
     for (let attempt = 1; ; attempt++) {
-      const last = attempt >= tries;
+      const last = attempt >= maxTries;
       let response: CatalogResponse;
       try {
         response = await this.#attempt(url, init, spec.signal);
       } catch (error) {
-        if (last || spec.signal?.aborted) throw error;
+        if (last || !idempotent || spec.signal?.aborted) throw error;
         const waitMs = retryDelayMs(attempt - 1, null);
         this.logger.warn(
           { method: spec.method, url, attempt, waitMs, error: describeError(error) },
@@ -221,11 +223,12 @@ export class ErmrestCatalog<
         await sleep(waitMs, { signal: spec.signal });
         continue;
       }
-      if (isRetryableStatus(response.status) && !last) {
+      const aborted = isTransactionAborted(response);
+      if (!last && (aborted || (idempotent && isRetryableStatus(response.status)))) {
         const waitMs = retryDelayMs(attempt - 1, response.headers.get("retry-after"));
         this.logger.warn(
           { method: spec.method, url, attempt, status: response.status, waitMs },
-          "Retrying after a server error.",
+          aborted ? "Retrying after a rolled-back transaction." : "Retrying after a server error.",
         );
         await sleep(waitMs, { signal: spec.signal });
         continue;

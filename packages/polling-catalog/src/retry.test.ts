@@ -1,10 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { Lru } from "./lru.js";
-import { isRetryableStatus, retryDelayMs } from "./retry.js";
+import { CatalogResponse } from "./response.js";
+import { fullJitter, isRetryableStatus, isTransactionAborted, retryDelayMs } from "./retry.js";
 
 describe("retryDelayMs", () => {
-  it("waits 100, 200, 400 and 800 ms without Retry-After", () => {
-    expect([0, 1, 2, 3].map((retry) => retryDelayMs(retry, null))).toEqual([100, 200, 400, 800]);
+  it("draws with full jitter below 100, 200, 400 and 800 ms without Retry-After", () => {
+    const now = Date.now();
+    expect([0, 1, 2, 3].map((retry) => retryDelayMs(retry, null, now, () => 0.999_999))).toEqual(
+      [100, 200, 400, 800].map((ceiling) => expect.closeTo(ceiling, 0)),
+    );
+    expect([0, 1, 2, 3].map((retry) => retryDelayMs(retry, null, now, () => 0))).toEqual([0, 0, 0, 0]);
+    expect(retryDelayMs(3, null, now, () => 0.5)).toBe(400);
+  });
+
+  it("spreads clients that failed together over the whole interval", () => {
+    const draws = Array.from({ length: 2_000 }, () => retryDelayMs(0, null));
+    expect(Math.min(...draws)).toBeLessThan(10);
+    expect(Math.max(...draws)).toBeGreaterThan(90);
+    expect(Math.max(...draws)).toBeLessThan(100);
+    expect(new Set(draws.map((d) => Math.floor(d / 10))).size).toBe(10);
+  });
+
+  it("fullJitter draws in [0, ceiling)", () => {
+    expect(fullJitter(1_000, () => 0.25)).toBe(250);
+    expect(fullJitter(-5, () => 0.5)).toBe(0);
   });
 
   it("uses Retry-After in seconds or as an HTTP date, capped at 60 s", () => {
@@ -13,11 +32,19 @@ describe("retryDelayMs", () => {
     expect(retryDelayMs(0, "3600", now)).toBe(60_000);
     expect(retryDelayMs(0, "Mon, 01 Jan 2024 00:00:05 GMT", now)).toBe(5_000);
     expect(retryDelayMs(0, "Sun, 31 Dec 2023 00:00:05 GMT", now)).toBe(0);
-    expect(retryDelayMs(1, "soon", now)).toBe(200);
+    expect(retryDelayMs(1, "soon", now, () => 0.5)).toBe(100);
   });
 
   it("retries 502, 503 and 504 only", () => {
     expect([500, 501, 502, 503, 504, 505, 429].filter(isRetryableStatus)).toEqual([502, 503, 504]);
+  });
+
+  it("recognises ERMrest's rolled-back transaction: 503 with the text Transaction aborted.", () => {
+    const response = (status: number, body: string) =>
+      new CatalogResponse(status, new Headers(), "http://127.0.0.1/ermrest/catalog/1/entity/S:T", body);
+    expect(isTransactionAborted(response(503, "Transaction aborted.\n"))).toBe(true);
+    expect(isTransactionAborted(response(503, "Service Unavailable"))).toBe(false);
+    expect(isTransactionAborted(response(500, "Transaction aborted.\n"))).toBe(false);
   });
 });
 
