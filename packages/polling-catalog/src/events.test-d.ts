@@ -3,8 +3,10 @@ import type {
   AmqpEvent,
   ClaimedEvent,
   ErmrestCatalog,
+  OutageEvent,
   PollingCatalogEvents,
   PollingErmrestCatalog,
+  RecoveredEvent,
   WakeEvent,
   WakeReason,
 } from "./index.js";
@@ -13,8 +15,12 @@ declare const catalog: PollingErmrestCatalog;
 declare const plain: ErmrestCatalog;
 
 describe("PollingCatalogEvents", () => {
-  it("maps the three documented events", () => {
-    expectTypeOf<keyof PollingCatalogEvents>().toEqualTypeOf<"wake" | "amqp" | "claimed">();
+  it("maps the five documented events", () => {
+    expectTypeOf<keyof PollingCatalogEvents>().toEqualTypeOf<
+      "wake" | "amqp" | "claimed" | "outage" | "recovered"
+    >();
+    expectTypeOf<PollingCatalogEvents["outage"]>().toEqualTypeOf<[OutageEvent]>();
+    expectTypeOf<PollingCatalogEvents["recovered"]>().toEqualTypeOf<[RecoveredEvent]>();
     expectTypeOf<PollingCatalogEvents["wake"]>().toEqualTypeOf<[WakeEvent]>();
     expectTypeOf<PollingCatalogEvents["amqp"]>().toEqualTypeOf<[AmqpEvent]>();
     expectTypeOf<PollingCatalogEvents["claimed"]>().toEqualTypeOf<[ClaimedEvent]>();
@@ -22,7 +28,9 @@ describe("PollingCatalogEvents", () => {
 
   it("types the payloads", () => {
     expectTypeOf<WakeEvent>().toEqualTypeOf<{ reason: WakeReason; notices: number }>();
-    expectTypeOf<WakeReason>().toEqualTypeOf<"start" | "rebind" | "notice" | "poll-timeout">();
+    expectTypeOf<WakeReason>().toEqualTypeOf<"start" | "rebind" | "notice" | "poll-timeout" | "retry">();
+    expectTypeOf<OutageEvent>().toEqualTypeOf<{ error: Error; retryInMs: number }>();
+    expectTypeOf<RecoveredEvent>().toEqualTypeOf<{ durationMs: number; failures: number }>();
     expectTypeOf<AmqpEvent>().toEqualTypeOf<
       { state: "up" } | { state: "down"; error: Error; retryInMs: number }
     >();

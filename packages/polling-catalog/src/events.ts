@@ -1,5 +1,8 @@
-/** Why an agent woke up to drain: see `blockingPoll`'s timing model. */
-export type WakeReason = "start" | "rebind" | "notice" | "poll-timeout";
+/**
+ * Why an agent woke up to drain: see `blockingPoll`'s timing model. `retry` is a drain retried during a
+ * catalog outage.
+ */
+export type WakeReason = "start" | "rebind" | "notice" | "poll-timeout" | "retry";
 
 /** Payload of the `wake` event, emitted just before each drain. */
 export interface WakeEvent {
@@ -17,11 +20,27 @@ export type AmqpEvent =
       /** What failed. */
       error: Error;
       /**
-       * Milliseconds until the next bind attempt: `5_000`, `25_000`, `125_000`, `625_000`, `3_125_000`, then
-       * `15_625_000` after successive failures.
+       * Milliseconds until the next bind attempt: about 5 s, 25 s, 125 s after successive failures (each drawn
+       * ±50 % around that), never more than `maxBindDelayMs` (default 5 minutes).
        */
       retryInMs: number;
     };
+
+/** Payload of the `outage` event: a drain failed because the catalog is unavailable; `blockingPoll` keeps going. */
+export interface OutageEvent {
+  /** What `lookForWork` threw: a network error, a timeout, or an `HTTPError` with status 502, 503 or 504. */
+  error: Error;
+  /** Milliseconds until the drain is retried (sooner if a change notice comes). */
+  retryInMs: number;
+}
+
+/** Payload of the `recovered` event: a drain succeeded again after an outage. */
+export interface RecoveredEvent {
+  /** Milliseconds from the first failed drain to this success. */
+  durationMs: number;
+  /** How many drains failed in this outage. */
+  failures: number;
+}
 
 /** Payload of the `claimed` event, emitted after each successful PUT of `stateChangeOnce`. */
 export interface ClaimedEvent {
@@ -38,4 +57,6 @@ export interface PollingCatalogEvents {
   wake: [WakeEvent];
   amqp: [AmqpEvent];
   claimed: [ClaimedEvent];
+  outage: [OutageEvent];
+  recovered: [RecoveredEvent];
 }

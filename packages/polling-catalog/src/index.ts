@@ -21,7 +21,9 @@ export {
 export type {
   AmqpEvent,
   ClaimedEvent,
+  OutageEvent,
   PollingCatalogEvents,
+  RecoveredEvent,
   WakeEvent,
   WakeReason,
 } from "./events.js";
@@ -32,5 +34,6 @@ export {
   type Row,
   type RowTransform,
   type StateChange,
+  type StateChangeOptions,
 } from "./polling-catalog.js";
 export { CatalogResponse } from "./response.js";

@@ -106,9 +106,17 @@ describe("request options", () => {
 describe("blockingPoll() options", () => {
   it("lists exactly the documented options, every duration in ms", () => {
     expectTypeOf<keyof BlockingPollOptions>().toEqualTypeOf<
-      "pollingMs" | "coalesceMs" | "maxCoalesceMs" | "signal"
+      | "pollingMs"
+      | "coalesceMs"
+      | "maxCoalesceMs"
+      | "maxRetryDelayMs"
+      | "maxOutageMs"
+      | "maxBindDelayMs"
+      | "signal"
     >();
-    expectTypeOf<MsKeys<BlockingPollOptions>>().toEqualTypeOf<"pollingMs" | "coalesceMs" | "maxCoalesceMs">();
+    expectTypeOf<MsKeys<BlockingPollOptions>>().toEqualTypeOf<
+      "pollingMs" | "coalesceMs" | "maxCoalesceMs" | "maxRetryDelayMs" | "maxOutageMs" | "maxBindDelayMs"
+    >();
     expectTypeOf<Required<BlockingPollOptions>[MsKeys<BlockingPollOptions>]>().toEqualTypeOf<number>();
   });
 

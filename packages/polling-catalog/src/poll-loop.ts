@@ -1,9 +1,11 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { type Logger, XError } from "@x/core";
+import { backoffDelay, type Logger, XError } from "@x/core";
 import { Alarm } from "./alarm.js";
 import { ErrorCode } from "./errors.js";
-import type { AmqpEvent, WakeEvent, WakeReason } from "./events.js";
+import type { AmqpEvent, OutageEvent, RecoveredEvent, WakeEvent, WakeReason } from "./events.js";
 import type { NoticeHandlers, NoticeSubscription } from "./notice-subscription.js";
+import { isOutageError } from "./outage.js";
+import { fullJitter } from "./retry.js";
 
 /** What a {@link PollLoop} needs from its catalog. All durations in milliseconds. */
 export interface PollLoopSettings {
@@ -11,36 +13,57 @@ export interface PollLoopSettings {
   pollingMs: number;
   coalesceMs: number;
   maxCoalesceMs: number;
+  maxRetryDelayMs: number;
+  maxOutageMs: number;
+  maxBindDelayMs: number;
   signal: AbortSignal | undefined;
   bind: (handlers: NoticeHandlers) => Promise<NoticeSubscription>;
   onWake: (event: WakeEvent) => void;
   onAmqp: (event: AmqpEvent) => void;
+  onOutage: (event: OutageEvent) => void;
+  onRecovered: (event: RecoveredEvent) => void;
   logger: Logger;
 }
 
-/** The largest exponent of the bind backoff: attempts every 5^6 s = 15625 s at most. */
-const maxBackoffExponent = 6;
+/** The start drain waits this long at most for the first bind, so that its notices are not missed. */
+const startBindGraceMs = 1_000;
+/** The first outage retry is drawn below this; each further one below twice the previous ceiling. */
+const firstOutageRetryMs = 500;
 
 const wakeLines: Record<WakeReason, string> = {
   start: "Draining on start.",
   rebind: "Draining after AMQP re-bind.",
   notice: "Woke up on change-notice.",
   "poll-timeout": "Woke up on poll timeout.",
+  retry: "Retrying the drain after a catalog outage.",
 };
+
+interface Outage {
+  since: number;
+  failures: number;
+  retryAt: number;
+}
 
 /**
  * One `blockingPoll` run: the hybrid notice + polling timing model. In AMQP mode it waits for a notice or
- * the polling period, coalesces, then drains; in polling mode it polls and retries the bind with a
- * 5^n s backoff.
+ * the polling period, coalesces, then drains; in polling mode it polls while bind attempts run beside it with
+ * a jittered, capped backoff. A drain that fails because the catalog is unavailable starts an outage: the
+ * drain is retried with full-jitter backoff until it succeeds (or `maxOutageMs` passes).
  */
 export class PollLoop {
   readonly #s: PollLoopSettings;
   readonly #alarm = new Alarm();
   #subscription: NoticeSubscription | undefined;
+  /** A bind attempt is in flight. */
+  #binding = false;
+  /** A bind succeeded since the last drain began: the next wake is `rebind`. */
+  #bound = false;
   /** Set when the live subscription died; handled at the next wait. */
-  #lostAt: { error: Error; time: number } | undefined;
-  #failures = 0;
-  #failedAt = 0;
+  #lost: Error | undefined;
+  #stopped = false;
+  #bindFailures = 0;
+  #bindDue = 0;
+  #outage: Outage | undefined;
   #pending = 0;
   #firstNoticeAt = 0;
   #lastNoticeAt = 0;
@@ -51,14 +74,18 @@ export class PollLoop {
     this.#s = settings;
   }
 
-  /** Runs until the signal aborts (resolves) or `lookForWork` fails (rejects with its error). */
+  /** Runs until the signal aborts (resolves) or `lookForWork` fails for good (rejects with its error). */
   async run(): Promise<void> {
     const { signal } = this.#s;
     if (signal?.aborted) return;
     const onAbort = () => this.#alarm.ring();
     signal?.addEventListener("abort", onAbort);
     try {
-      await this.#bind();
+      this.#startBind();
+      const graceEnd = performance.now() + startBindGraceMs;
+      while (this.#binding && !signal?.aborted && performance.now() < graceEnd)
+        await this.#alarm.wait(graceEnd - performance.now());
+      this.#bound = false;
       let wake: WakeEvent | undefined = { reason: "start", notices: 0 };
       while (wake && !signal?.aborted) {
         await this.#drain(wake);
@@ -66,55 +93,65 @@ export class PollLoop {
         wake = await this.#nextWake();
       }
     } finally {
+      this.#stopped = true;
       signal?.removeEventListener("abort", onAbort);
       await this.#subscription?.close();
       this.#subscription = undefined;
     }
   }
 
-  /** Tries one bind; on failure counts it and emits `amqp` down. An abort abandons the attempt. */
-  async #bind(): Promise<boolean> {
-    const { logger, signal } = this.#s;
-    const binding = this.#s.bind({
-      onNotice: () => this.#notice(),
-      onLoss: (error) => {
-        this.#lostAt = { error, time: performance.now() };
-        this.#alarm.ring();
-      },
-    });
-    let subscription: NoticeSubscription | undefined;
-    try {
-      subscription = await untilAborted(binding, signal);
-    } catch (error) {
-      this.#fail(toError(error), performance.now(), this.#failures + 1);
-      return false;
-    }
-    if (!subscription) {
-      binding.then(
-        (late) => late.close(),
-        () => {},
+  /** Starts one bind attempt beside the loop; its outcome rings the alarm. */
+  #startBind(): void {
+    this.#binding = true;
+    this.#s
+      .bind({
+        onNotice: () => this.#notice(),
+        onLoss: (error) => {
+          this.#lost = error;
+          this.#alarm.ring();
+        },
+      })
+      .then(
+        (subscription) => {
+          this.#binding = false;
+          if (this.#stopped) {
+            void subscription.close();
+            return;
+          }
+          this.#subscription = subscription;
+          this.#bindFailures = 0;
+          this.#lost = undefined;
+          this.#pending = 0;
+          this.#bound = true;
+          this.#s.logger.info("Using AMQP hybrid polling.");
+          this.#s.onAmqp({ state: "up" });
+          this.#alarm.ring();
+        },
+        (error: unknown) => {
+          this.#binding = false;
+          if (this.#stopped) return;
+          this.#bindFailures++;
+          const retryInMs = this.#scheduleBind();
+          this.#s.logger.warn(
+            { error: toError(error).message, retryInMs },
+            "AMQP bind failed; polling meanwhile.",
+          );
+          this.#s.onAmqp({ state: "down", error: toError(error), retryInMs });
+          this.#alarm.ring();
+        },
       );
-      return false;
-    }
-    this.#subscription = subscription;
-    this.#failures = 0;
-    this.#lostAt = undefined;
-    this.#pending = 0;
-    logger.info("Using AMQP hybrid polling.");
-    this.#s.onAmqp({ state: "up" });
-    return true;
   }
 
-  #fail(error: Error, at: number, failures: number): void {
-    this.#failures = failures;
-    this.#failedAt = at;
-    const retryInMs = this.#retryDelayMs();
-    this.#s.logger.warn({ error: error.message, retryInMs }, "AMQP bind failed; polling meanwhile.");
-    this.#s.onAmqp({ state: "down", error, retryInMs });
-  }
-
-  #retryDelayMs(): number {
-    return 5 ** Math.min(this.#failures, maxBackoffExponent) * 1000;
+  /** Sets the next bind attempt after `#bindFailures` failures: about 5 × 5^(n-1) s, ±50 %, capped. */
+  #scheduleBind(): number {
+    const retryInMs = backoffDelay(this.#bindFailures - 1, {
+      initialMs: 5_000,
+      factor: 5,
+      maxMs: this.#s.maxBindDelayMs,
+      jitter: 0.5,
+    });
+    this.#bindDue = performance.now() + retryInMs;
+    return retryInMs;
   }
 
   #notice(): void {
@@ -130,72 +167,78 @@ export class PollLoop {
     const { signal } = this.#s;
     for (;;) {
       if (signal?.aborted) return undefined;
-      if (this.#lostAt) await this.#fallBack(this.#lostAt);
-      if (this.#subscription) {
-        const wake = await this.#waitInAmqpMode();
-        if (wake) return wake;
-      } else {
-        const wake = await this.#waitInPollingMode();
-        if (wake) return wake;
+      if (this.#lost) await this.#fallBack(this.#lost);
+      if (this.#bound) {
+        this.#bound = false;
+        this.#pending = 0;
+        return { reason: "rebind", notices: 0 };
       }
+      const wake = this.#subscription ? await this.#waitInAmqpMode() : await this.#waitInPollingMode();
+      if (wake) return wake;
     }
   }
 
-  async #fallBack(lost: { error: Error; time: number }): Promise<void> {
-    this.#s.logger.warn(
-      { error: lost.error.message },
-      "Using basic polling due to AMQP communication problems.",
-    );
-    this.#lostAt = undefined;
+  /** The established connection died: one warning, back to polling, a bind attempt after the first backoff. */
+  async #fallBack(error: Error): Promise<void> {
+    this.#lost = undefined;
     this.#pending = 0;
     const subscription = this.#subscription;
     this.#subscription = undefined;
+    this.#bindFailures = 1;
+    const retryInMs = this.#scheduleBind();
+    this.#s.logger.warn(
+      { error: error.message, retryInMs },
+      "Using basic polling due to AMQP communication problems.",
+    );
+    this.#s.onAmqp({ state: "down", error, retryInMs });
     await subscription?.close();
-    this.#fail(lost.error, lost.time, 1);
+  }
+
+  /** When the next drain is due without a notice: the polling period, or the outage retry. */
+  #dueWithoutNotice(): { at: number; reason: WakeReason } {
+    if (this.#outage) return { at: this.#outage.retryAt, reason: "retry" };
+    return { at: this.#lastDrainEnd + this.#s.pollingMs, reason: "poll-timeout" };
   }
 
   /** AMQP mode: a notice or the polling period, then coalescing. `undefined` to re-evaluate the mode. */
   async #waitInAmqpMode(): Promise<WakeEvent | undefined> {
-    const { signal, pollingMs, coalesceMs, maxCoalesceMs } = this.#s;
+    const { signal, coalesceMs, maxCoalesceMs } = this.#s;
+    const due = this.#dueWithoutNotice();
     let wakeStart: number;
     if (this.#pending > 0) wakeStart = this.#firstNoticeAt;
     else {
-      const pollDue = this.#lastDrainEnd + pollingMs;
       const now = performance.now();
-      if (now < pollDue) {
-        await this.#alarm.wait(pollDue - now);
+      if (now < due.at) {
+        await this.#alarm.wait(due.at - now);
         return undefined;
       }
-      wakeStart = pollDue;
+      wakeStart = due.at;
     }
     for (;;) {
-      if (signal?.aborted || this.#lostAt) return undefined;
+      if (signal?.aborted || this.#lost) return undefined;
       const anchor = this.#pending > 0 ? Math.max(wakeStart, this.#lastNoticeAt) : wakeStart;
-      const due = Math.min(anchor + coalesceMs, wakeStart + maxCoalesceMs);
+      const coalesced = Math.min(anchor + coalesceMs, wakeStart + maxCoalesceMs);
       const now = performance.now();
-      if (now >= due) break;
-      await this.#alarm.wait(due - now);
+      if (now >= coalesced) break;
+      await this.#alarm.wait(coalesced - now);
     }
     const notices = this.#pending;
     this.#pending = 0;
-    return { reason: notices > 0 ? "notice" : "poll-timeout", notices };
+    return { reason: notices > 0 ? "notice" : due.reason, notices };
   }
 
-  /** Polling mode: the next poll or the next bind attempt, whichever is due first. */
+  /** Polling mode: the next poll, or starting the next bind attempt (which the wait never awaits). */
   async #waitInPollingMode(): Promise<WakeEvent | undefined> {
-    const pollDue = this.#lastDrainEnd + this.#s.pollingMs;
-    const bindDue = this.#failedAt + this.#retryDelayMs();
-    const due = Math.min(pollDue, bindDue);
     const now = performance.now();
-    if (now < due) {
-      await this.#alarm.wait(due - now);
+    if (!this.#binding && now >= this.#bindDue) {
+      this.#startBind();
       return undefined;
     }
-    if (bindDue <= pollDue) {
-      if (await this.#bind()) return { reason: "rebind", notices: 0 };
-      return undefined;
-    }
-    return { reason: "poll-timeout", notices: 0 };
+    const due = this.#dueWithoutNotice();
+    if (now >= due.at) return { reason: due.reason, notices: 0 };
+    const until = this.#binding ? due.at : Math.min(due.at, this.#bindDue);
+    await this.#alarm.wait(until - now);
+    return undefined;
   }
 
   /** Emits the wake, logs it, and calls `lookForWork` while it answers truthy. */
@@ -208,12 +251,18 @@ export class PollLoop {
       let more: unknown;
       try {
         more = await lookForWork();
+        this.#recover();
       } catch (error) {
         if (signal?.aborted) {
           logger.warn({ error: toError(error).message }, "lookForWork failed after the abort; ignored.");
           return;
         }
+        if (isOutageError(error)) {
+          this.#fail(toError(error));
+          return;
+        }
         if (!XError.is(error, ErrorCode.CONCURRENT_UPDATE)) throw error;
+        this.#recover();
         logger.info("Handling a concurrent update: looking for work again.");
         more = true;
       }
@@ -222,26 +271,51 @@ export class PollLoop {
       if (signal?.aborted) return;
     }
   }
-}
 
-/** The promise's value, or `undefined` as soon as the signal aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
+  /** A drain failed because the catalog is unavailable: starts or extends the outage, or gives up. */
+  #fail(error: Error): void {
+    const now = performance.now();
+    const outage = this.#outage ?? { since: now, failures: 0, retryAt: now };
+    outage.failures++;
+    if (now - outage.since >= this.#s.maxOutageMs) {
+      this.#s.logger.error(
+        { error: error.message, outageMs: Math.round(now - outage.since) },
+        "The catalog outage lasted longer than maxOutageMs; giving up.",
+      );
+      throw error;
+    }
+    const ceiling = Math.min(this.#s.maxRetryDelayMs, this.#s.pollingMs);
+    const retryInMs = fullJitter(
+      backoffDelay(outage.failures - 1, {
+        initialMs: firstOutageRetryMs,
+        factor: 2,
+        maxMs: ceiling,
+        jitter: 0,
+      }),
     );
-  });
+    outage.retryAt = now + retryInMs;
+    this.#s.logger.warn(
+      { error: error.message, failures: outage.failures, retryInMs: Math.round(retryInMs) },
+      "The catalog is unavailable; retrying the drain.",
+    );
+    if (!this.#outage) {
+      this.#outage = outage;
+      this.#s.onOutage({ error, retryInMs });
+    }
+  }
+
+  /** A call succeeded: ends the outage, if any. */
+  #recover(): void {
+    const outage = this.#outage;
+    if (!outage) return;
+    this.#outage = undefined;
+    const durationMs = performance.now() - outage.since;
+    this.#s.logger.info(
+      { durationMs: Math.round(durationMs), failures: outage.failures },
+      "The catalog is back.",
+    );
+    this.#s.onRecovered({ durationMs, failures: outage.failures });
+  }
 }
 
 function toError(value: unknown): Error {

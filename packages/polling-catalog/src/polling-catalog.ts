@@ -35,6 +35,22 @@ export interface BlockingPollOptions {
    * (finite, ≥ 0). Default `5_000`.
    */
   maxCoalesceMs?: number;
+  /**
+   * During a catalog outage (a drain failed with a refused, reset or timed-out connection, or 502, 503, 504),
+   * the drain is retried after a full-jitter draw below 0.5 s, 1 s, 2 s … up to this ceiling, and never
+   * later than `pollingMs`, in milliseconds (finite, > 0). A change notice retries at once. Default `30_000`.
+   */
+  maxRetryDelayMs?: number;
+  /**
+   * Reject with the drain's error once an outage has lasted this long, in milliseconds (≥ 0; `0` rejects on
+   * the first outage error). Default `Infinity`: an outage never ends `blockingPoll`.
+   */
+  maxOutageMs?: number;
+  /**
+   * The longest wait between AMQP bind attempts, in milliseconds (finite, ≥ 1 000). The waits grow about
+   * 5 s, 25 s, 125 s (each drawn ±50 %) up to this. Default `300_000` (5 minutes).
+   */
+  maxBindDelayMs?: number;
   /** Aborting it ends `blockingPoll`, which then resolves. Default none. */
   signal?: AbortSignal;
 }
@@ -45,6 +61,20 @@ export type Row = Record<string, unknown>;
 /** What `stateChangeOnce`'s transform returns for one candidate: its update, or `null`/`undefined` to drop it. */
 export type RowTransform = (row: Row) => Row | null | undefined | Promise<Row | null | undefined>;
 
+/** Options of {@link PollingErmrestCatalog.stateChangeOnce}. */
+export interface StateChangeOptions {
+  /**
+   * Spread competing agents over the candidates instead of racing for the first: try the updates one at a
+   * time, in a random order of this call's own, each as a separate unguarded PUT, and stop at the first one
+   * the server applied (at most 3 per read of the candidates, at most 3 reads). `updatePath` must make each
+   * PUT conditional by renaming a key column (ERMrest's `expected:=state` form, e.g.
+   * `/attributegroup/S:Job/RID,expected:=state;state`), so that a row another agent claimed first matches
+   * nothing and is skipped. Use with `?limit=N`, N about 5 times the number of agents. Default `false`: one
+   * PUT of every update, guarded by the GET's ETag.
+   */
+  spread?: boolean;
+}
+
 /** The result of {@link PollingErmrestCatalog.stateChangeOnce}. */
 export interface StateChange {
   /** Thread this into the next call: non-null only when this call found no work. */
@@ -52,6 +82,11 @@ export interface StateChange {
   /** The `[candidate, update]` pairs that were PUT, in row order; empty when nothing was claimed. */
   batch: Array<[candidate: Row, update: Row]>;
 }
+
+/** How many times a `spread` claim reads the candidates before giving up. */
+const maxSpreadRounds = 3;
+/** How many candidates a `spread` claim tries per read: after that many losses its list is stale, re-read. */
+const maxSpreadTries = 3;
 
 const amqpOptionsSchema = z
   .object({
@@ -68,6 +103,14 @@ const pollOptionsSchema = z
       .default(600_000),
     coalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(100),
     maxCoalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(5_000),
+    maxRetryDelayMs: milliseconds("a finite number of milliseconds > 0")
+      .refine((value) => value > 0, { error: "a finite number of milliseconds > 0" })
+      .default(30_000),
+    maxOutageMs: z
+      .number({ error: "a number of milliseconds ≥ 0, or Infinity" })
+      .min(0, { error: "a number of milliseconds ≥ 0, or Infinity" })
+      .default(Number.POSITIVE_INFINITY),
+    maxBindDelayMs: milliseconds("a finite number of milliseconds ≥ 1000").min(1_000).default(300_000),
     signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   })
   .strict();
@@ -77,7 +120,8 @@ const pollOptionsSchema = z
  * candidate rows with an ETag-guarded GET-then-PUT, and {@link PollingErmrestCatalog.blockingPoll} runs an
  * agent whenever there might be work, woken by ERMrest's AMQP change notices with polling as the safety net.
  *
- * Events (typed, never `error`): `wake`, `amqp`, `claimed`; see {@link PollingCatalogEvents}.
+ * Events (typed, never `error`): `wake`, `amqp`, `claimed`, `outage`, `recovered`; see
+ * {@link PollingCatalogEvents}.
  */
 export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> {
   /** The AMQP URL notices are read from. */
@@ -110,15 +154,47 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
    * @param updatePath - takes the updates, e.g. `/attributegroup/S:Job/RID;state`
    * @param transform - maps a candidate to its update, or to `null`/`undefined` to drop it; called one row at a time
    * @param idleEtag - the `idleEtag` of the previous call, or `null`/omitted
+   * @param options - see {@link StateChangeOptions}
    * @throws {@link ConcurrentUpdate} when another writer changed the catalog between the GET and the PUT
-   *   (nothing was written); {@link HTTPError}; the transform's own error (before any PUT)
+   *   (nothing was written; never with `spread`); {@link HTTPError}; the transform's own error (before any PUT);
+   *   `ERR_X_POLLING_CATALOG_INVALID_OPTION` for `spread` with an `updatePath` that renames no column
    */
   async stateChangeOnce(
     queryPath: string,
     updatePath: string,
     transform: RowTransform,
     idleEtag: string | null = null,
+    options: StateChangeOptions = {},
   ): Promise<StateChange> {
+    const spread = options?.spread ?? false;
+    if (spread && !(typeof updatePath === "string" && updatePath.includes(":="))) {
+      throw new PollingCatalogError(
+        ErrorCode.INVALID_OPTION,
+        `invalid option spread: true with updatePath ${JSON.stringify(updatePath)} (expected a conditional update path that renames a key column, e.g. /attributegroup/S:Job/RID,expected:=state;state)`,
+      );
+    }
+    for (let round = 1; ; round++) {
+      const found = await this.#plan(queryPath, transform, idleEtag);
+      if (!found.plan) return { idleEtag: found.etag, batch: [] };
+      if (!spread) return this.#claimAll(queryPath, updatePath, found.plan, found.before);
+      const batch = await this.#claimOne(queryPath, updatePath, found.plan);
+      if (batch.length > 0 || round >= maxSpreadRounds) {
+        if (batch.length === 0)
+          this.logger.warn(
+            { queryPath, updatePath, rounds: round },
+            "Every candidate was taken by another agent (or the update path matches none of them).",
+          );
+        return { idleEtag: null, batch };
+      }
+    }
+  }
+
+  /** GET the candidates and transform them: a plan, or no plan and the ETag to report as idle. */
+  async #plan(
+    queryPath: string,
+    transform: RowTransform,
+    idleEtag: string | null,
+  ): Promise<{ plan?: Array<[Row, Row]>; before: CatalogResponse; etag: string | null }> {
     let before: CatalogResponse;
     try {
       before = await this.get(queryPath, { raiseNotModified: true });
@@ -128,7 +204,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     }
     if (typeof idleEtag === "string" && idleEtag === before.etag) {
       this.logger.debug("No new state to process.");
-      return { idleEtag, batch: [] };
+      return { before, etag: idleEtag };
     }
     const plan: Array<[Row, Row]> = [];
     for (const row of candidateRows(before)) {
@@ -137,24 +213,57 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     }
     if (plan.length === 0) {
       this.logger.debug("No candidate rows to update.");
-      return { idleEtag: before.etag, batch: [] };
+      return { before, etag: before.etag };
     }
+    return { plan, before, etag: null };
+  }
+
+  /** One PUT of every update, guarded by the GET's ETag. */
+  async #claimAll(
+    queryPath: string,
+    updatePath: string,
+    plan: Array<[Row, Row]>,
+    before: CatalogResponse,
+  ): Promise<StateChange> {
     const after = await this.put(updatePath, {
       json: plan.map(([, update]) => update),
       guardResponse: before,
     });
-    const updated = safeLength(after);
+    this.#claimed(queryPath, updatePath, plan, safeLength(after));
+    return { idleEtag: null, batch: plan };
+  }
+
+  /** The updates one at a time in a random order, unguarded, until the server applies one. */
+  async #claimOne(
+    queryPath: string,
+    updatePath: string,
+    plan: Array<[Row, Row]>,
+  ): Promise<Array<[Row, Row]>> {
+    for (const pair of shuffled(plan).slice(0, maxSpreadTries)) {
+      const after = await this.put(updatePath, { json: [pair[1]] });
+      const updated = safeLength(after);
+      if (updated > 0) {
+        this.#claimed(queryPath, updatePath, [pair], updated);
+        return [pair];
+      }
+      this.logger.debug({ candidate: pair[0] }, "Candidate taken by another agent; trying the next.");
+    }
+    return [];
+  }
+
+  #claimed(queryPath: string, updatePath: string, plan: Array<[Row, Row]>, updated: number): void {
     this.logger.info({ updated }, `Updated ${updated} rows in catalog.`);
     this.logger.debug({ plan }, "Applied plan.");
     const event: ClaimedEvent = { queryPath, updatePath, batch: plan };
     this.emit("claimed", event);
-    return { idleEtag: null, batch: plan };
   }
 
   /**
    * Runs `lookForWork` whenever there might be work, until `signal` aborts (resolves) or `lookForWork`
-   * throws an error other than {@link ConcurrentUpdate} (rejects with it). Each call has its own AMQP
-   * connection; every AMQP failure falls back to polling.
+   * throws an error that retrying cannot fix (rejects with it). A {@link ConcurrentUpdate} calls it again at
+   * once; an unavailable catalog (refused, reset or timed-out connections, 502, 503, 504) is an outage, retried
+   * with backoff and reported by the `outage` and `recovered` events, until `maxOutageMs`. Each call has its
+   * own AMQP connection; every AMQP failure falls back to polling, and binding never delays a poll.
    *
    * @param lookForWork - finds and does work; a truthy result means "maybe more", so it is called again
    * @param options - see {@link BlockingPollOptions}
@@ -172,14 +281,29 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       pollingMs: parsed.pollingMs,
       coalesceMs: parsed.coalesceMs,
       maxCoalesceMs: parsed.maxCoalesceMs,
+      maxRetryDelayMs: parsed.maxRetryDelayMs,
+      maxOutageMs: parsed.maxOutageMs,
+      maxBindDelayMs: parsed.maxBindDelayMs,
       signal: parsed.signal,
       bind: (handlers) => NoticeSubscription.open(this.amqpUrl, this.noticeExchange, handlers, this.logger),
       onWake: (event) => this.emit("wake", event),
       onAmqp: (event) => this.emit("amqp", event),
+      onOutage: (event) => this.emit("outage", event),
+      onRecovered: (event) => this.emit("recovered", event),
       logger: this.logger,
     });
     await loop.run();
   }
+}
+
+/** A copy of `items` in a uniformly random order (Fisher–Yates). */
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
 }
 
 function candidateRows(response: CatalogResponse): Row[] {

@@ -173,3 +173,88 @@ describe("stateChangeOnce", () => {
     expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_RESPONSE")).toBe(true);
   });
 });
+
+describe("stateChangeOnce with spread", () => {
+  const conditional = "/attributegroup/S:Job/RID,expected:=state;state";
+  const claimIfNew = (row: Row) => ({ RID: row.RID, expected: "new", state: "claimed" });
+
+  it("claims one candidate with one unguarded conditional PUT, in a random order of its own", async () => {
+    const { fake, catalog, puts } = await setup(10);
+    const first = new Set<unknown>();
+    for (let i = 0; i < 6; i++) {
+      const { batch, idleEtag } = await catalog.stateChangeOnce(
+        "/entity/S:Job/state=new",
+        conditional,
+        claimIfNew,
+        null,
+        {
+          spread: true,
+        },
+      );
+      expect(batch).toHaveLength(1);
+      expect(idleEtag).toBeNull();
+      first.add(batch[0]?.[0].id);
+    }
+    expect(puts()).toBe(6);
+    expect(
+      fake.requests.filter((r) => r.method === "PUT").every((r) => r.headers["if-match"] === undefined),
+    ).toBe(true);
+    expect(first.size).toBe(6);
+    // Not always the first row: over 6 claims from 10 candidates, the row order would give ids 1 to 6.
+    expect([...first].sort()).not.toEqual([1, 2, 3, 4, 5, 6]);
+    expect(fake.rows("S:Job").filter((row) => row.state === "claimed")).toHaveLength(6);
+  });
+
+  it("skips a candidate another agent took after the GET and claims the next, with no ConcurrentUpdate", async () => {
+    const { fake, catalog } = await setup(2);
+    const rival = new PollingErmrestCatalog({
+      scheme: "http",
+      server: fake.server,
+      catalogId: fake.catalogId,
+    });
+    const rows = fake.rows("S:Job");
+    const { batch } = await catalog.stateChangeOnce(
+      "/entity/S:Job/state=new",
+      conditional,
+      async (row) => {
+        // The rival claims row 1 between our GET and our PUTs.
+        if (row.id === 2)
+          await rival.put(conditional, { json: [{ RID: rows[0]?.RID, expected: "new", state: "rival" }] });
+        return claimIfNew(row);
+      },
+      null,
+      { spread: true },
+    );
+    expect(batch.map(([candidate]) => candidate.id)).toEqual([2]);
+    expect(fake.rows("S:Job").map((row) => [row.id, row.state])).toEqual([
+      [1, "rival"],
+      [2, "claimed"],
+    ]);
+  });
+
+  it("answers idle when there is nothing, and gives up after 3 rounds when nothing it tries matches", async () => {
+    const { fake, catalog, recorder } = await setup(2);
+    const never = (row: Row) => ({ RID: row.RID, expected: "no such state", state: "claimed" });
+    const lost = await catalog.stateChangeOnce("/entity/S:Job/state=new", conditional, never, null, {
+      spread: true,
+    });
+    expect(lost).toEqual({ idleEtag: null, batch: [] });
+    expect(fake.requests.filter((r) => r.method === "GET")).toHaveLength(3);
+    expect(recorder.messages("warn")).toHaveLength(1);
+    const idle = await catalog.stateChangeOnce("/entity/S:Job/state=gone", conditional, claimIfNew, null, {
+      spread: true,
+    });
+    expect(idle.batch).toEqual([]);
+    expect(idle.idleEtag).toMatch(/^"/);
+  });
+
+  it("refuses an update path that renames no column, which could not tell a lost race", async () => {
+    const { catalog, fake } = await setup(2);
+    const error = await catalog
+      .stateChangeOnce(query, update, claim, null, { spread: true })
+      .catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
+    expect((error as Error).message).toMatch(/invalid option spread/);
+    expect(fake.requests).toEqual([]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { PollingErmrestCatalog, Row, RowTransform, StateChange } from "./index.js";
+import type { PollingErmrestCatalog, Row, RowTransform, StateChange, StateChangeOptions } from "./index.js";
 
 declare const catalog: PollingErmrestCatalog;
 const query = "/entity/S:Job/state=new?limit=1";
@@ -39,8 +39,16 @@ describe("stateChangeOnce() types", () => {
 
   it("threads idleEtag: string, null or omitted", () => {
     expectTypeOf(catalog.stateChangeOnce).parameters.toEqualTypeOf<
-      [queryPath: string, updatePath: string, transform: RowTransform, idleEtag?: string | null]
+      [
+        queryPath: string,
+        updatePath: string,
+        transform: RowTransform,
+        idleEtag?: string | null,
+        options?: StateChangeOptions,
+      ]
     >();
+    expectTypeOf<StateChangeOptions>().toEqualTypeOf<{ spread?: boolean }>();
+    expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, null, { spread: true });
     expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, '"etag"');
     expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, null);
   });

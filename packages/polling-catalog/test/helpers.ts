@@ -1,4 +1,4 @@
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
 import { AMQP_URL } from "@x/test-support/services";
 import amqp from "amqplib";
 import { onTestFinished } from "vitest";
@@ -46,4 +46,19 @@ export function recordingFetch() {
     return fetch(input, init);
   };
   return { calls, fetch: fetchFn };
+}
+
+/**
+ * A TCP server on 127.0.0.1 that accepts connections and never answers: a broker that black-holes packets, so
+ * an AMQP handshake hangs until its timeout. Closed, with its sockets, when the current test finishes.
+ */
+export async function silentServer(): Promise<{ port: number; sockets: Socket[] }> {
+  const sockets: Socket[] = [];
+  const silent = createServer((socket) => void sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  onTestFinished(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+  return { port: (silent.address() as { port: number }).port, sockets };
 }
