@@ -26,7 +26,7 @@ async function startCatalog(): Promise<{ fake: FakeErmrest; notices: boolean }> 
   }
 }
 
-/** One agent: claim with ?limit=1, work, mark complete; repeat while there was work. */
+/** One agent: claim one of up to 15 candidates (spread), work, mark complete; repeat while there was work. */
 function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Map<string, number[]>) {
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
@@ -39,10 +39,11 @@ function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Ma
   let idleEtag: string | null = null;
   const lookForWork = async () => {
     const result = await catalog.stateChangeOnce(
-      "/entity/S:Job/state=queued?limit=1",
-      "/attributegroup/S:Job/RID;state",
-      (row: Row) => ({ RID: row.RID, state: "running" }),
+      "/entity/S:Job/state=queued?limit=15",
+      "/attributegroup/S:Job/RID,expected:=state;state",
+      (row: Row) => ({ RID: row.RID, expected: "queued", state: "running" }),
       idleEtag,
+      { spread: true },
     );
     idleEtag = result.idleEtag;
     for (const [job] of result.batch) {
