@@ -1,24 +1,36 @@
 #!/usr/bin/env node
 import { createConsoleLogger, type LogLevel, XError } from "@x/core";
-import { ExitCode, onShutdownSignals, parseCommandLine, parseDurationMs, UsageError } from "@x/core/internal";
+import {
+  ExitCode,
+  exitQuietlyOnBrokenPipe,
+  onShutdownSignals,
+  parseCommandLine,
+  parseDurationMs,
+  UsageError,
+} from "@x/core/internal";
 import { ErrorCode } from "./errors.js";
+import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
 import { queueStats } from "./stats.js";
-import { isStorageSpec } from "./storage-spec.js";
+import { isStorageSpec, openStorage } from "./storage-spec.js";
+import { deleteTopology } from "./teardown.js";
 
 const usage = {
   main: `Usage: x-rmq-storage <command> [options]
 
 Commands:
-  serve    run the storage workers until SIGINT/SIGTERM
-  stats    show the depth and consumers of every queue
+  serve     run the storage workers until SIGINT/SIGTERM
+  stats     show the depth and consumers of every queue
+  teardown  delete the queues and exchanges of a topology
 
 Run x-rmq-storage <command> --help for a command's options.`,
   serve: `Usage: x-rmq-storage serve --amqp URL --storage SPEC [options]
 
-Runs RmqStorageServer until SIGINT/SIGTERM, then stops gracefully (the in-flight batches are committed,
-answered and acknowledged) and exits 0. A second signal exits at once; unacknowledged messages are
-redelivered later.
+Runs RmqStorageServer. Once every queue of its ranges has a consumer it prints the line "${READY_LINE}" on
+stdout (or writes it to --ready-fd), and tells systemd READY=1 when NOTIFY_SOCKET is set. On SIGINT or
+SIGTERM it stops gracefully (the in-flight batches are committed, answered and acknowledged) and exits 0.
+The same signal again, or another one 2 s or more after the first, exits at once (130/143);
+unacknowledged messages are redelivered later. Logs go to stderr.
 
 Options:
   --amqp URL          the broker (amqp:// or amqps://)
@@ -28,9 +40,10 @@ Options:
                       whole, up to this many (default 100; 10000 for bulk loads)
   --prefetch N        unacknowledged messages held per queue (default 100)
   --processes N       child processes sharing the 16 ranges (default 1)
-  --prefix P          a prefix for every exchange and queue name (default none)
+  --prefix P          name every exchange and queue P.<name> (default: no prefix)
   --heartbeat T       AMQP heartbeat interval in seconds, or with an s, m, h or d suffix
                       (default 10; rounded up to whole seconds; 0 disables heartbeats)
+  --ready-fd N        write the ready line to file descriptor N (then close it) instead of stdout
   --log-level LEVEL   debug, info, warn, error or silent (default info)
   --json-logs         log JSON lines instead of plain text
   -h, --help          show this help`,
@@ -45,7 +58,23 @@ Options:
   --prefix P          the topology's name prefix (default none)
   --json              one JSON object per line instead of a table
   -h, --help          show this help`,
+  teardown: `Usage: x-rmq-storage teardown --amqp URL [options]
+
+Deletes exactly the queues (160 worker queues, 5 dead-letter queues) and exchanges (5, and their 5
+dead-letter exchanges) of the topology named by --prefix, and nothing else; names that do not exist are
+skipped. Refuses, deleting nothing, while a queue has a consumer or holds messages, unless --force.
+Prints what it deleted.
+
+Options:
+  --amqp URL            the broker (amqp:// or amqps://)
+  --prefix P            the topology's name prefix (default none: the unprefixed names)
+  --force               delete queues in use too (their messages are lost)
+  --drop-storage SPEC   also drop this storage: sqlite:PATH (the file) or
+                        postgres://…[?schema=NAME] (the storage's tables and the schema)
+  -h, --help            show this help`,
 };
+
+type Command = keyof typeof usage;
 
 const positiveInt = (flag: string, value: string | undefined): number | undefined => {
   if (value === undefined) return undefined;
@@ -62,7 +91,7 @@ const heartbeat = (value: string | undefined): number | undefined => {
   return ms;
 };
 
-async function serve(args: string[]): Promise<number> {
+async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promise<number> {
   const { values } = parseCommandLine({
     args,
     options: {
@@ -73,6 +102,7 @@ async function serve(args: string[]): Promise<number> {
       processes: { type: "string" },
       prefix: { type: "string" },
       heartbeat: { type: "string" },
+      "ready-fd": { type: "string" },
       "log-level": { type: "string" },
       "json-logs": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -82,6 +112,7 @@ async function serve(args: string[]): Promise<number> {
   if (!values.amqp) throw new UsageError("serve needs --amqp URL");
   if (!values.storage) throw new UsageError("serve needs --storage sqlite:PATH|postgres://…");
   const heartbeatMs = heartbeat(values.heartbeat);
+  const fd = readyFd(values["ready-fd"]);
   const level = (values["log-level"] ?? "info") as LogLevel;
   if (!["debug", "info", "warn", "error", "silent"].includes(level))
     throw new UsageError(
@@ -104,28 +135,35 @@ async function serve(args: string[]): Promise<number> {
     ...defined("prefix", values.prefix),
     ...defined("heartbeatMs", heartbeatMs),
   };
-  const server = await RmqStorageServer.start(options);
-  server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
-  server.on("storage-error", ({ queue, attempt, error }) =>
-    logger.warn({ queue, attempt, err: error }, "storage error"),
-  );
-  server.on("reconnect", ({ attempt, delayMs }) => logger.warn({ attempt, delayMs }, "reconnecting"));
-  await new Promise<void>((resolve) => {
-    const remove = onShutdownSignals((signal) => {
-      logger.info({ signal }, "stopping gracefully (send the signal again to exit at once)");
-      server.stop().then(
-        () => {
-          remove();
-          resolve();
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, "graceful stop failed");
-          resolve();
-        },
-      );
-    });
+  stopExitingOnBrokenPipe();
+  ignoreBrokenPipe();
+  // Listen before starting: a signal that arrives during the start stops the server once it has started.
+  let removeSignals = () => {};
+  const signalled = new Promise<NodeJS.Signals>((resolve) => {
+    removeSignals = onShutdownSignals(resolve);
   });
-  return ExitCode.OK;
+  let stopping = false;
+  void signalled.then(() => {
+    stopping = true;
+  });
+  try {
+    const server = await RmqStorageServer.start(options);
+    server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
+    server.on("storage-error", ({ queue, attempt, error }) =>
+      logger.warn({ queue, attempt, err: error }, "storage error"),
+    );
+    server.on("reconnect", ({ attempt, delayMs }) => logger.warn({ attempt, delayMs }, "reconnecting"));
+    if (!stopping) announceReady(fd, logger);
+    const signal = await signalled;
+    logger.info(
+      { signal },
+      "stopping gracefully (the same signal again, or another one after 2 s, exits at once)",
+    );
+    await server.stop().catch((error: unknown) => logger.error({ err: error }, "graceful stop failed"));
+    return ExitCode.OK;
+  } finally {
+    removeSignals();
+  }
 }
 
 async function stats(args: string[]): Promise<number> {
@@ -170,12 +208,70 @@ function print(text: string): number {
   return ExitCode.OK;
 }
 
+async function teardown(args: string[]): Promise<number> {
+  const { values } = parseCommandLine({
+    args,
+    options: {
+      amqp: { type: "string" },
+      prefix: { type: "string" },
+      force: { type: "boolean" },
+      "drop-storage": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) return print(usage.teardown);
+  if (!values.amqp) throw new UsageError("teardown needs --amqp URL");
+  const spec = values["drop-storage"];
+  if (spec !== undefined && !isStorageSpec(spec)) {
+    process.stderr.write(
+      `x-rmq-storage: unsupported --drop-storage ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)\n`,
+    );
+    return ExitCode.CONFIG;
+  }
+  const deleted = await deleteTopology({
+    url: values.amqp,
+    force: values.force === true,
+    ...defined("prefix", values.prefix),
+  });
+  process.stdout.write(
+    `deleted ${deleted.queues.length} queues and ${deleted.exchanges.length} exchanges of prefix ${JSON.stringify(values.prefix ?? "")}\n`,
+  );
+  if (spec !== undefined) {
+    const storage = await openStorage(spec);
+    await storage.drop();
+    process.stdout.write("dropped the storage\n");
+  }
+  return ExitCode.OK;
+}
+
+const commands: Record<
+  Exclude<Command, "main">,
+  (args: string[], stopExitingOnBrokenPipe: () => void) => Promise<number>
+> = {
+  serve,
+  stats,
+  teardown,
+};
+const isCommand = (name: string | undefined): name is Exclude<Command, "main"> =>
+  name !== undefined && name !== "main" && Object.hasOwn(commands, name);
+
+/**
+ * A server must not die because whoever read its logs went away (a `| tee` that a terminal's Ctrl-C ended
+ * first): a broken pipe on stdout or stderr is ignored, and the graceful stop goes on.
+ */
+function ignoreBrokenPipe(): void {
+  for (const stream of [process.stdout, process.stderr])
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") throw error;
+    });
+}
+
 /** Runs the command line; resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const stopExitingOnBrokenPipe = exitQuietlyOnBrokenPipe();
   try {
-    if (command === "serve") return await serve(rest);
-    if (command === "stats") return await stats(rest);
+    if (isCommand(command)) return await commands[command](rest, stopExitingOnBrokenPipe);
     if (command === "--help" || command === "-h" || command === "help") return print(usage.main);
     throw new UsageError(
       command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
@@ -183,7 +279,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     process.stderr.write(`x-rmq-storage: ${(error as Error).message}\n`);
     if (error instanceof UsageError) {
-      process.stderr.write(`${usage[command === "serve" || command === "stats" ? command : "main"]}\n`);
+      process.stderr.write(`${usage[isCommand(command) ? command : "main"]}\n`);
       return ExitCode.USAGE;
     }
     if (

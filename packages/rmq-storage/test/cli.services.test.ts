@@ -1,21 +1,26 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { AMQP_URL, requireService } from "@x/test-support/services";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSqliteStorage, RmqStorageServer } from "../src/index.js";
-import { sandbox, spawnServer } from "./stack.js";
+import { testTempDir } from "@x/test-support/temp-dir";
+import { waitFor } from "@x/test-support/wait-for";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { EntityType, openSqliteStorage, RmqStorageClient, RmqStorageServer } from "../src/index.js";
+import { queueStats } from "../src/stats.js";
+import { brokerNames } from "./broker.js";
+import { randomId } from "./fixture.js";
+import { cliCommand, sandbox, serveArgs, spawnServer } from "./stack.js";
 
 const box = sandbox("cli");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
 afterAll(() => box.cleanup());
 
-const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
-
 /** Runs `x-rmq-storage` (from the sources) to completion. */
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--conditions=@x/source", cli, ...args]);
+    const child = spawn(process.execPath, cliCommand(...args));
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {
@@ -30,22 +35,37 @@ function run(args: string[]): Promise<{ code: number | null; stdout: string; std
 
 describe("x-rmq-storage", () => {
   it("prints help with exit 0 and rejects bad command lines with 64 and bad storage with 78", async () => {
-    const [help, serveHelp, statsHelp, unknown, noAmqp, noStorage, badFlag, badStorage] = await Promise.all([
-      run(["--help"]),
-      run(["serve", "--help"]),
-      run(["stats", "-h"]),
-      run(["launch"]),
-      run(["stats"]),
-      run(["serve", "--amqp", AMQP_URL]),
-      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite:x", "--colour"]),
-      run(["serve", "--amqp", AMQP_URL, "--storage", "mysql://db"]),
-    ]);
-    expect([help.code, serveHelp.code, statsHelp.code]).toEqual([0, 0, 0]);
+    const [help, serveHelp, statsHelp, teardownHelp, unknown, noAmqp, noStorage, badFlag, badStorage] =
+      await Promise.all([
+        run(["--help"]),
+        run(["serve", "--help"]),
+        run(["stats", "-h"]),
+        run(["teardown", "--help"]),
+        run(["launch"]),
+        run(["stats"]),
+        run(["serve", "--amqp", AMQP_URL]),
+        run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite:x", "--colour"]),
+        run(["serve", "--amqp", AMQP_URL, "--storage", "mysql://db"]),
+      ]);
+    expect([help.code, serveHelp.code, statsHelp.code, teardownHelp.code]).toEqual([0, 0, 0, 0]);
+    expect(help.stdout).toContain("teardown");
     expect(serveHelp.stdout).toContain("--storage SPEC");
+    expect(serveHelp.stdout).toContain("--ready-fd N");
     expect(statsHelp.stdout).toContain("--management URL");
+    expect(teardownHelp.stdout).toContain("--drop-storage SPEC");
     expect([unknown.code, noAmqp.code, noStorage.code, badFlag.code]).toEqual([64, 64, 64, 64]);
     expect(noStorage.stderr).toContain("--storage");
     expect(badStorage.code).toBe(78);
+    const [oldName, badFd, closedFd, teardownNoAmqp, teardownBadStorage] = await Promise.all([
+      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--batch-size", "100"]),
+      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "1"]),
+      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "99"]),
+      run(["teardown"]),
+      run(["teardown", "--amqp", AMQP_URL, "--drop-storage", "mysql://db"]),
+    ]);
+    expect([oldName.code, badFd.code, closedFd.code, teardownNoAmqp.code]).toEqual([64, 64, 64, 64]);
+    expect(closedFd.stderr).toContain("--ready-fd 99 is not an open file descriptor");
+    expect(teardownBadStorage.code).toBe(78);
   }, 60_000);
 
   it("serve --heartbeat takes a duration in seconds or with a suffix, at most 1h; anything else exits 64", async () => {
@@ -122,3 +142,147 @@ describe("x-rmq-storage", () => {
     expect(stderr).toContain("cannot connect");
   }, 30_000);
 });
+
+describe("x-rmq-storage serve: ready, then teardown", () => {
+  it("prints the ready line once every queue has a consumer; writes and reads work; teardown leaves nothing", async () => {
+    const file = box.file();
+    const prefix = box.prefix().slice(0, -1);
+    const server = await spawnServer(serveArgs(`sqlite:${file}`, prefix));
+    onTestFinished(() => {
+      server.child.kill("SIGKILL");
+    });
+    expect(server.stdout()).toBe("ready\n");
+    // At the ready line, every worker queue already has its consumer.
+    const stats = await queueStats({ url: AMQP_URL, prefix, management: "http://127.0.0.1:1" });
+    expect(stats.filter((row) => !row.queue.endsWith(".dead")).every((row) => row.consumers === 1)).toBe(
+      true,
+    );
+
+    const local = await openSqliteStorage(file);
+    onTestFinished(() => local.close());
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix });
+    onTestFinished(() => client.close());
+    const written = new Map(Array.from({ length: 2_000 }, (_, i) => [randomId(), BigInt(i + 1)] as const));
+    expect(await client.contentAdd(written)).toBe(true);
+    const some = [...written.keys()].slice(0, 1_000);
+    expect(await client.contentGet(some)).toEqual(new Map(some.map((id) => [id, written.get(id)])));
+    expect((await client.entityGetAll(EntityType.CONTENT)).size).toBe(2_000);
+    await client.close();
+    await local.close();
+
+    const refused = await run(["teardown", "--amqp", AMQP_URL, "--prefix", prefix]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("in use");
+    expect((await brokerNames(`${prefix}.`)).queues).toHaveLength(165);
+
+    server.child.kill("SIGTERM");
+    const [code] = await once(server.child, "exit");
+    expect(code).toBe(0);
+    const teardown = await run([
+      "teardown",
+      "--amqp",
+      AMQP_URL,
+      "--prefix",
+      prefix,
+      "--drop-storage",
+      `sqlite:${file}`,
+    ]);
+    expect(teardown.code, teardown.stderr).toBe(0);
+    expect(teardown.stdout).toBe(
+      `deleted 165 queues and 10 exchanges of prefix "${prefix}"\ndropped the storage\n`,
+    );
+    expect(await brokerNames(`${prefix}.`)).toEqual({ queues: [], exchanges: [] });
+    expect(existsSync(file)).toBe(false);
+  }, 120_000);
+
+  it("--ready-fd N gets the ready line and is closed; stdout stays empty", async () => {
+    const child = spawn(
+      process.execPath,
+      cliCommand("serve", ...serveArgs("sqlite::memory:", box.prefix()), "--ready-fd", "3"),
+      { stdio: ["ignore", "pipe", "pipe", "pipe"] },
+    );
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    const stdout = collect(child.stdout);
+    const fd3 = child.stdio[3] as Readable;
+    const line = collect(fd3);
+    await once(fd3, "end");
+    expect(line()).toBe("ready\n");
+    child.kill("SIGINT");
+    const [code] = await once(child, "exit");
+    expect(code).toBe(0);
+    expect(stdout()).toBe("");
+  }, 60_000);
+
+  it("tells systemd READY=1 through NOTIFY_SOCKET once ready", async () => {
+    const socket = join(testTempDir("rmq-storage-notify-"), "notify.sock");
+    const receiver = spawn("socat", ["-u", `UNIX-RECV:${socket}`, "-"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    onTestFinished(() => {
+      receiver.kill();
+    });
+    const received = collect(receiver.stdout);
+    await waitFor(() => existsSync(socket), 10_000, "socat's socket");
+    const server = await spawnServer(
+      ["--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--prefix", box.prefix()],
+      { env: { ...process.env, NOTIFY_SOCKET: socket } },
+    );
+    onTestFinished(() => {
+      server.child.kill("SIGKILL");
+    });
+    await waitFor(() => received().includes("READY=1"), 20_000, "READY=1 on the notify socket");
+    server.child.kill("SIGTERM");
+    expect((await once(server.child, "exit"))[0]).toBe(0);
+  }, 60_000);
+});
+
+describe("broken pipes", () => {
+  /** Runs the CLI with the read end of its stdout closed before it writes anything (`… | head -0`). */
+  async function runIntoClosedPipe(args: string[]): Promise<{ code: number | null; stderr: string }> {
+    const child = spawn(process.execPath, cliCommand(...args), { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    const stderr = collect(child.stderr);
+    const [code] = await once(child, "exit");
+    return { code, stderr: stderr() };
+  }
+
+  it("every printing command exits 141 quietly when its reader has gone", async () => {
+    const commands = [
+      ["--help"],
+      ["help"],
+      ["serve", "--help"],
+      ["stats", "--help"],
+      ["teardown", "--help"],
+      ["stats", "--amqp", AMQP_URL, "--prefix", box.prefix(), "--management", "http://127.0.0.1:1"],
+      ["stats", "--amqp", AMQP_URL, "--prefix", box.prefix(), "--json", "--management", "http://127.0.0.1:1"],
+      ["teardown", "--amqp", AMQP_URL, "--prefix", box.prefix()],
+    ];
+    const results = await Promise.all(commands.map(runIntoClosedPipe));
+    for (const [i, result] of results.entries())
+      expect(result, commands[i]?.join(" ")).toEqual({ code: 141, stderr: "" });
+  }, 120_000);
+
+  it("serve keeps going when its stdout and stderr readers go away, and still stops gracefully", async () => {
+    const server = await spawnServer(serveArgs("sqlite::memory:", box.prefix()));
+    onTestFinished(() => {
+      server.child.kill("SIGKILL");
+    });
+    server.child.stdout?.destroy();
+    server.child.stderr?.destroy();
+    // It logs "stopping gracefully" into the broken stderr pipe.
+    server.child.kill("SIGTERM");
+    const [code] = await once(server.child as ChildProcess, "exit");
+    expect(code).toBe(0);
+  }, 60_000);
+});
+
+/** Collects a stream's text; the function returns what arrived so far. */
+function collect(stream: Readable | null | undefined): () => string {
+  let text = "";
+  stream?.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return () => text;
+}

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { AMQP_URL } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import { waitFor } from "@x/test-support/wait-for";
 import { openSqliteStorage, type ProvenanceStorage } from "../src/index.js";
@@ -60,27 +61,52 @@ export function bigContentCall(count: number): Call {
 
 const cli = fileURLToPath(new URL("../src/cli.ts", import.meta.url));
 
-/** `x-rmq-storage serve` in a child process (from the sources, through tsx); resolves once it serves. */
-export async function spawnServer(args: string[]): Promise<{ child: ChildProcess; stderr: () => string }> {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", "--conditions=@x/source", cli, "serve", ...args],
-    {
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+/** The arguments of `x-rmq-storage serve` for a storage and a prefix on the test broker. */
+export const serveArgs = (storage: string, prefix: string): string[] => [
+  "--amqp",
+  AMQP_URL,
+  "--storage",
+  storage,
+  "--prefix",
+  prefix,
+];
+
+/** The command line that runs `x-rmq-storage` from the sources (through tsx). */
+export const cliCommand = (...args: string[]): string[] => [
+  "--import",
+  "tsx",
+  "--conditions=@x/source",
+  cli,
+  ...args,
+];
+
+/**
+ * `x-rmq-storage serve` in a child process (from the sources, through tsx); resolves once it prints its
+ * ready line on stdout, as a user would wait for it.
+ */
+export async function spawnServer(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
+  const child = spawn(process.execPath, cliCommand("serve", ...args), {
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(options.env ? { env: options.env } : {}),
+  });
+  let stdout = "";
   let stderr = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  child.stdout?.resume();
   await waitFor(
-    () => stderr.includes("serving") || child.exitCode !== null,
-    30_000,
-    "the server child to serve",
+    () => stdout.split("\n").includes("ready") || child.exitCode !== null,
+    60_000,
+    "the server child's ready line",
   );
   if (child.exitCode !== null) throw new Error(`server child exited ${child.exitCode}: ${stderr}`);
-  return { child, stderr: () => stderr };
+  return { child, stdout: () => stdout, stderr: () => stderr };
 }
 
 /** Opens a read-only view of the storage for a client (the server writes the same file). */

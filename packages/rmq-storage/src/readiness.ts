@@ -1,0 +1,43 @@
+import { execFile } from "node:child_process";
+import { closeSync, fstatSync, writeSync } from "node:fs";
+import type { Logger } from "@x/core";
+import { UsageError } from "@x/core/internal";
+
+/** The line `x-rmq-storage serve` writes once every queue of its ranges has a consumer. */
+export const READY_LINE = "ready";
+
+/** `--ready-fd`: a file descriptor open in this process, checked before the server starts. */
+export function readyFd(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const fd = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(fd >= 3))
+    throw new UsageError(`--ready-fd expects a file descriptor ≥ 3, got ${JSON.stringify(value)}`);
+  try {
+    fstatSync(fd);
+  } catch {
+    throw new UsageError(`--ready-fd ${fd} is not an open file descriptor`);
+  }
+  return fd;
+}
+
+/**
+ * Tells whoever waits that the server is ready: {@link READY_LINE} on stdout, or on `fd` (then closed,
+ * as s6's notification-fd and similar supervisors expect), and `READY=1` to systemd when `NOTIFY_SOCKET`
+ * is set. Node has no datagram Unix sockets, so systemd is told through `systemd-notify --ready`, which
+ * needs `NotifyAccess=all` in the unit (the message comes from a child process).
+ */
+export function announceReady(fd: number | undefined, logger: Logger): void {
+  const line = `${READY_LINE}\n`;
+  if (fd === undefined) process.stdout.write(line);
+  else
+    try {
+      writeSync(fd, line);
+      closeSync(fd);
+    } catch (error) {
+      logger.warn({ err: error, fd }, "cannot write the ready line to --ready-fd");
+    }
+  if (process.env.NOTIFY_SOCKET)
+    execFile("systemd-notify", ["--ready"], (error) => {
+      if (error) logger.warn({ err: error }, "NOTIFY_SOCKET is set but systemd-notify --ready failed");
+    });
+}
