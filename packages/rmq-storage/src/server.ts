@@ -113,7 +113,10 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
 
   /**
    * Validates the options, opens the storage, connects, declares the topology and registers a consumer on
-   * every worker queue of its ranges; resolves once all of that is done.
+   * every worker queue of its ranges (with `processes > 1`, every child does so for its ranges); resolves once
+   * all of that is done. From then on the server is ready: a write to its ranges is served. (`x-rmq-storage
+   * serve` prints its ready line at this point; a client elsewhere can wait with
+   * `RmqStorageClient.waitForServer`.)
    *
    * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` (before anything else), `ERR_X_RMQ_STORAGE_BACKEND`,
    *   `ERR_X_RMQ_STORAGE_CONNECT`, `ERR_X_RMQ_STORAGE_TOPOLOGY`
