@@ -73,6 +73,7 @@ export class SupervisorClient {
         // SNI takes host names only; an IP address is still checked against the certificate's names.
         ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
       });
+      socket.setNoDelay(true);
       ready = "secureConnect";
     }
     return new Promise((resolve, reject) => {

@@ -44,6 +44,8 @@ export class TlsListener {
       handshakeTimeout: handshakeTimeoutMs,
     });
     this.#server.on("connection", (socket: Socket) => {
+      // One small reply per command: Nagle's algorithm would only hold replies back, as on loopback.
+      socket.setNoDelay(true);
       this.#handshaking.add(socket);
       socket.once("close", () => this.#handshaking.delete(socket));
     });

@@ -196,6 +196,60 @@ describe("the TLS listener", () => {
     expect(events.job[1]).not.toHaveProperty("holder");
   });
 
+  it("speaks TLS 1.2 and 1.3, and refuses older versions", async () => {
+    const p = paths();
+    const { sup, events, port } = await startTls(p, "a 1\nb 2\n");
+    const tls12 = await new Promise<string>((resolve, reject) => {
+      const socket = connectTls({
+        host: "127.0.0.1",
+        port,
+        cert: readFileSync(pki.client.certFile),
+        key: readFileSync(pki.client.keyFile),
+        ca: readFileSync(pki.ca.caFile),
+        maxVersion: "TLSv1.2",
+      });
+      let text = "";
+      socket.setEncoding("utf8").on("data", (chunk: string) => {
+        text += chunk;
+      });
+      socket.on("secureConnect", () => {
+        expect(socket.getProtocol()).toBe("TLSv1.2");
+        socket.end("READY\n");
+      });
+      socket.on("error", reject);
+      socket.on("close", () => resolve(text));
+    });
+    expect(tls12).toMatch(/^JOB [ab] [12]\n$/);
+    // openssl s_client can still speak TLS 1.1 when its security level allows it
+    const old = spawn(
+      "openssl",
+      [
+        "s_client",
+        "-connect",
+        `127.0.0.1:${port}`,
+        "-tls1_1",
+        "-cipher",
+        "DEFAULT@SECLEVEL=0",
+        "-cert",
+        pki.client.certFile,
+        "-key",
+        pki.client.keyFile,
+        "-CAfile",
+        pki.ca.caFile,
+      ],
+      { stdio: ["pipe", "pipe", "ignore"] },
+    );
+    let out = "";
+    old.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+    });
+    old.stdin.end("READY\n");
+    await new Promise((resolve) => old.once("close", resolve));
+    expect(out).not.toMatch(/JOB|NOJOBS/);
+    await waitFor(() => sup.stats().connectionsRejected === 1, 10_000, "the refusal");
+    expect(events.reject).toEqual([expect.objectContaining({ kind: "connection", reason: "tls-handshake" })]);
+  });
+
   it("keeps the protocol and its limits: several commands, CRLF, a last command without \\n, 64 KiB", async () => {
     const p = paths();
     const { sup, port } = await startTls(p, "a 1\nb 2\nc 3\n");
