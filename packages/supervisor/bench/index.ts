@@ -9,7 +9,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SupervisorClient, SupervisorStorage } from "../src/index.js";
+import { SupervisorClient, SupervisorStorage, type TlsEndpoint } from "../src/index.js";
+import { makeCa, makeCertificate } from "../test/certificates.js";
 
 const root = mkdtempSync(join(tmpdir(), "x-supervisor-bench-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -137,19 +138,24 @@ function enqueueAndDequeue(): void {
 
 const daemonScript = fileURLToPath(new URL("./daemon-process.ts", import.meta.url));
 
-/** Starts bench/daemon-process.ts and returns it with a reader of its JSON lines. */
-function startDaemon(dir: string) {
+/**
+ * Starts bench/daemon-process.ts and returns it with a reader of its JSON lines; `tlsFiles` (certificate, key,
+ * CA) also turns its TLS listener on.
+ */
+function startDaemon(dir: string, tlsFiles: string[] = []) {
   mkdirSync(join(dir, "fetchers"), { recursive: true });
   const child = spawn(
     process.execPath,
     [
       "--conditions=@x/source",
+      "--expose-gc",
       "--import",
       "tsx",
       daemonScript,
       join(dir, "state.db"),
       join(dir, "fetchers"),
       join(dir, "s.sock"),
+      ...tlsFiles,
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
@@ -193,13 +199,17 @@ async function writeFetcherFile(path: string, count: number, width: number): Pro
   await new Promise<void>((resolve) => out.end(() => resolve()));
 }
 
-/** 16 connections looping DONE→JOB (READY first); latency from write to complete reply, per round trip. */
-async function roundTrips(socket: string, total: number, workers = 16): Promise<number[]> {
+/**
+ * `workers` connections looping DONE→JOB (READY first); latency from write to complete reply, per round trip.
+ * `socket` is a Unix socket path or a TLS endpoint.
+ */
+async function roundTrips(socket: string | TlsEndpoint, total: number, workers = 16): Promise<number[]> {
   const latencies: number[] = [];
   const perWorker = Math.ceil(total / workers);
+  // every worker connects (and, over TLS, shakes hands) before any starts its loop
+  const clients = await Promise.all(Array.from({ length: workers }, () => SupervisorClient.connect(socket)));
   await Promise.all(
-    Array.from({ length: workers }, async () => {
-      const client = await SupervisorClient.connect(socket);
+    clients.map(async (client) => {
       let start = performance.now();
       let job = await client.ready();
       latencies.push(performance.now() - start);
@@ -289,8 +299,117 @@ async function ingestRss(): Promise<void> {
   });
 }
 
-// BENCH_ONLY=storage|latency|rss runs one part (for quick iterations); by default all run.
+/**
+ * 64 workers over TLS on loopback against 64 on the Unix socket, against one daemon in the same run, each
+ * looping DONE→JOB: the two transports take turns (Unix, TLS, Unix, TLS…) so that a change of machine load
+ * hits both alike; then both at once. Then the daemon's RSS with many idle connections of each kind.
+ */
+async function tlsAgainstUnix(): Promise<void> {
+  const dir = join(root, "tls");
+  mkdirSync(dir);
+  const ca = makeCa(dir, "bench-ca");
+  const server = makeCertificate(dir, ca, "server", "/CN=supervisor", { server: true });
+  const client = makeCertificate(dir, ca, "worker", "/O=bench/CN=worker");
+  const queued = 100_000;
+  await writeFetcherFile(join(dir, "staging.txt"), queued, 6);
+  const daemon = startDaemon(dir, [server.certFile, server.keyFile, ca.caFile]);
+  const ready = await daemon.next("ready");
+  renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
+  await daemon.next("completed");
+  const tls: TlsEndpoint = {
+    host: "127.0.0.1",
+    port: Number(ready.tlsPort),
+    certFile: client.certFile,
+    keyFile: client.keyFile,
+    caFile: ca.caFile,
+  };
+  const workers = 64;
+  // Long turns: with 64 workers in step, one stalled round (a checkpoint pause, a collection) is 64 samples, so
+  // a turn needs well over 6 400 round trips for its p99 to be more than its worst round.
+  const perTurn = workers * 160;
+  const turns = 2;
+  const t: number[] = [];
+  const u: number[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    u.push(...(await roundTrips(daemon.socket, perTurn, workers)));
+    t.push(...(await roundTrips(tls, perTurn, workers)));
+  }
+  t.sort((a, b) => a - b);
+  u.sort((a, b) => a - b);
+  emit({
+    name: "tls_ready_job_p99_ms",
+    value: round(percentile(t, 99)),
+    unit: "ms",
+    p50: round(percentile(t, 50)),
+    max: round(t.at(-1)!),
+    roundTrips: t.length,
+    workers,
+    queued,
+    baseline: round(percentile(u, 99)),
+    baselineP50: round(percentile(u, 50)),
+    baselineMax: round(u.at(-1)!),
+    baselineRoundTrips: u.length,
+    baselineName: "p99 of 64 Unix-socket workers, same daemon, taking turns with the TLS workers",
+    ratio: round(percentile(t, 99) / percentile(u, 99)),
+    target: "ratio <= 2",
+  });
+  const [mixedTls, mixedUnix] = await Promise.all([
+    roundTrips(tls, perTurn * 2, workers),
+    roundTrips(daemon.socket, perTurn * 2, workers),
+  ]);
+  mixedTls.sort((a, b) => a - b);
+  mixedUnix.sort((a, b) => a - b);
+  emit({
+    name: "tls_ready_job_p99_ms_mixed",
+    value: round(percentile(mixedTls, 99)),
+    unit: "ms",
+    p50: round(percentile(mixedTls, 50)),
+    roundTrips: mixedTls.length,
+    workers,
+    baseline: round(percentile(mixedUnix, 99)),
+    baselineP50: round(percentile(mixedUnix, 50)),
+    baselineName: "p99 of 64 Unix-socket workers running at the same time as the 64 TLS workers",
+    ratio: round(percentile(mixedTls, 99) / percentile(mixedUnix, 99)),
+    target: "ratio <= 2",
+  });
+  const rss = async () => {
+    daemon.child.kill("SIGUSR2");
+    return Number((await daemon.next("rss")).rssMb);
+  };
+  /** Daemon RSS growth per connection: `count` connections opened, each having asked once. */
+  const perConnection = async (target: string | TlsEndpoint, count: number) => {
+    const before = await rss();
+    const clients = await Promise.all(
+      Array.from({ length: count }, async () => {
+        const c = await SupervisorClient.connect(target);
+        await c.ready();
+        return c;
+      }),
+    );
+    const after = await rss();
+    await Promise.all(clients.map((c) => c.close()));
+    return ((after - before) * 2 ** 20) / count;
+  };
+  // enough connections that the growth is many pages, not the noise of one
+  const connections = 512;
+  const unixBytes = await perConnection(daemon.socket, connections);
+  const tlsBytes = await perConnection(tls, connections);
+  await stop(daemon.child);
+  emit({
+    name: "tls_rss_per_connection_kb",
+    value: round(tlsBytes / 1024, 1),
+    unit: "KB",
+    connections,
+    baseline: round(unixBytes / 1024, 1),
+    baselineName: "RSS growth per Unix-socket connection, measured the same way just before",
+    ...(unixBytes > 0 ? { ratio: round(tlsBytes / unixBytes, 2) } : {}),
+    target: "reported",
+  });
+}
+
+// BENCH_ONLY=storage|latency|rss|tls runs one part (for quick iterations); by default all run.
 const only = process.env.BENCH_ONLY;
 if (!only || only === "storage") enqueueAndDequeue();
 if (!only || only === "latency") await readyJobLatency();
 if (!only || only === "rss") await ingestRss();
+if (!only || only === "tls") await tlsAgainstUnix();
