@@ -8,6 +8,7 @@ import {
   parseDurationMs,
   UsageError,
 } from "@x/core/internal";
+import { redact } from "./amqp.js";
 import { ErrorCode } from "./errors.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
@@ -146,6 +147,7 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
   void signalled.then(() => {
     stopping = true;
   });
+  logger.info({ url: redact(values.amqp) }, "starting");
   try {
     const server = await RmqStorageServer.start(options);
     server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { AMQP_URL, requireService } from "@x/test-support/services";
+import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { testTempDir } from "@x/test-support/temp-dir";
 import { waitFor } from "@x/test-support/wait-for";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -235,6 +236,32 @@ describe("x-rmq-storage serve: ready, then teardown", () => {
     await waitFor(() => received().includes("READY=1"), 20_000, "READY=1 on the notify socket");
     server.child.kill("SIGTERM");
     expect((await once(server.child, "exit"))[0]).toBe(0);
+  }, 60_000);
+});
+
+describe("x-rmq-storage serve: a signal while it starts", () => {
+  it("stops gracefully once started, exits 0, and never says ready", async () => {
+    const proxy = await startTcpProxy(AMQP_URL);
+    onTestFinished(() => proxy.close());
+    proxy.refuse(true);
+    const child = spawn(
+      process.execPath,
+      cliCommand("serve", "--amqp", proxy.url, "--storage", "sqlite::memory:", "--prefix", box.prefix()),
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    onTestFinished(() => {
+      child.kill("SIGKILL");
+    });
+    const [stdout, stderr] = [collect(child.stdout), collect(child.stderr)];
+    // The broker refuses it, so it is still starting once it says so (its signal handlers are in place).
+    await waitFor(() => stderr().includes("starting"), 30_000, "serve to start");
+    child.kill("SIGTERM");
+    proxy.refuse(false);
+    const [code] = await once(child, "exit");
+    expect(code, stderr()).toBe(0);
+    expect(stderr()).toContain("serving");
+    expect(stderr()).toContain("stopped");
+    expect(stdout()).toBe("");
   }, 60_000);
 });
 
