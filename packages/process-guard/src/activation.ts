@@ -1,6 +1,7 @@
 import type { Logger } from "@x/core";
 import { clock } from "./clock.js";
 import { type Scope, scopes } from "./context.js";
+import { deadlines, type Timed } from "./deadlines.js";
 import { ExecutionTimeout, type GuardError, MemoryLimitExceeded } from "./errors.js";
 import { causeChain } from "./interrupt.js";
 import { freshOwnSample, type Sampler } from "./memory.js";
@@ -9,6 +10,9 @@ import { ProcessGone } from "./process-info.js";
 import { InProcessTarget, type Level, ownSignalAt, ownSignalNumbers, type Target } from "./targets.js";
 import { type Tickable, tickerFor } from "./ticker.js";
 import { type LadderSlot, Watchdog } from "./watchdog.js";
+
+/** How often a TimeGuard activation looks whether the watchdog has sent a due own-process signal, in ms. */
+const WATCHDOG_POLL_MS = 2;
 
 /** What an activation needs from the guard that started it. */
 export interface GuardHost {
@@ -37,8 +41,13 @@ export interface ActivationInit {
 /**
  * One guarded run: its own clock, escalation state, AbortSignal and memory baseline. Created by `run()`,
  * each call of a wrapped function, `enter()` and `watch()`.
+ *
+ * A TimeGuard activation is queued in the process's deadline queue for its next level's due time, so every
+ * level is sent on time whatever `checkIntervalMs` is. `progress()` only moves the anchor: the entry is
+ * re-queued lazily when it comes due early (see {@link Activation.progress}). A MemGuard activation is visited
+ * by the shared ticker of its `checkIntervalMs`, which samples and sends the levels that are due.
  */
-export class Activation implements Scope, Tickable {
+export class Activation implements Scope, Tickable, Timed {
   readonly host: GuardHost;
   readonly config: TimeConfig | MemConfig;
   readonly logger: Logger;
@@ -62,6 +71,9 @@ export class Activation implements Scope, Tickable {
   #done = false;
   /** An asynchronous action or sample is under way. */
   #busy = false;
+  /** Time: the deadline queue's bookkeeping (see deadlines.ts). */
+  dueAt = Number.NaN;
+  queueIndex = -1;
   #sampling = false;
   #controller: AbortController | undefined;
   #aborted = false;
@@ -103,7 +115,7 @@ export class Activation implements Scope, Tickable {
     if (init.signal !== undefined) this.#listen(init.signal, init.onExternal);
 
     host.active.add(this);
-    tickerFor(config.checkIntervalMs).add(this);
+    if (config.kind === "memory") tickerFor(config.checkIntervalMs).add(this);
 
     // own-process signals of an in-process activation come from the watchdog (see InProcessTarget)
     if (
@@ -113,7 +125,8 @@ export class Activation implements Scope, Tickable {
     ) {
       this.#startLadder();
     }
-    if (config.kind === "memory") {
+    if (config.kind === "time") deadlines.schedule(this, this.#anchor + this.#first, this.#anchor);
+    else {
       this.#starting = true;
       try {
         if (init.ownProcess && (config.metric === "rss" || config.metric === "heap")) {
@@ -198,12 +211,27 @@ export class Activation implements Scope, Tickable {
     return error;
   }
 
-  /** Restarts the time limit and resets the ladder; nothing after level 2 or the end. */
+  /**
+   * Restarts the time limit and resets the ladder; nothing after level 2 or the end.
+   *
+   * It re-arms nothing while the activation is queued for the new deadline or earlier: it comes due at the
+   * old deadline, finds the level not yet due and queues itself for the new one. So a task that reports
+   * progress thousands of times per timeout pays for one re-queueing per timeout, not one per call. Only an
+   * entry queued later than the new deadline (for level 1 or 2 after an interrupt) is moved forward.
+   */
   progress(): void {
     if (this.ended || this.#done || this.config.kind !== "time") return;
-    this.#anchor = clock();
+    const now = clock();
+    this.#anchor = now;
     this.#sent = -1;
-    this.#slot?.restart(this.#anchor);
+    this.#slot?.restart(now);
+    const due = now + this.#first;
+    if (!(this.queueIndex >= 0 && this.dueAt <= due)) deadlines.schedule(this, due, now);
+  }
+
+  /** Time: the deadline queue calls this once the time it was queued for has passed. */
+  onDue(now: number): void {
+    this.#advance(now);
   }
 
   /** Ends at once: no action and no event afterwards; the signal is never aborted afterwards. */
@@ -211,7 +239,8 @@ export class Activation implements Scope, Tickable {
     if (this.ended) return;
     this.ended = true;
     this.host.active.delete(this);
-    tickerFor(this.config.checkIntervalMs).delete(this);
+    if (this.config.kind === "memory") tickerFor(this.config.checkIntervalMs).delete(this);
+    else deadlines.cancel(this);
     if (this.#external) this.#external.removeEventListener("abort", this.#onExternal!);
     if (this.parent instanceof Activation) this.parent.#children?.delete(this);
     this.#slot?.release();
@@ -285,15 +314,22 @@ export class Activation implements Scope, Tickable {
     }
   }
 
-  /** Sends every level that is due, in order. */
+  /** Sends every level that is due, in order; a TimeGuard activation then arms its timer for the next one. */
   #advance(now: number): void {
     while (!this.#busy && !this.#done && !this.ended && !Number.isNaN(this.#anchor)) {
       const level = (this.#sent + 1) as Level;
       const due = this.#anchor + this.#first + level * this.#step;
-      if (now < due) return;
+      if (now < due) {
+        if (this.restartable) deadlines.schedule(this, due, now);
+        return;
+      }
       // an own-process signal is the watchdog's to send; the event follows once it has
       if (this.#slot && !this.#slot.alive) this.#withoutWatchdog();
-      if (this.#slot && ownSignalAt(this.config, level) !== undefined && this.#slot.sent < level) return;
+      if (this.#slot && ownSignalAt(this.config, level) !== undefined && this.#slot.sent < level) {
+        // the watchdog wakes at the same due time: look again shortly
+        if (this.restartable) deadlines.schedule(this, now + WATCHDOG_POLL_MS, now);
+        return;
+      }
       this.#fire(level, now);
     }
   }

@@ -63,7 +63,7 @@ export interface GuardedCommandOptions {
   onSpawn?: (pid: number, child: ChildProcess) => void;
   /** Called after each escalation step a limit took. */
   onInterrupt?: (event: GuardedInterruptEvent) => void;
-  /** How often the guards look, in ms. Default 100 ms. */
+  /** How often the memory limit samples, in ms (the time limit does not depend on it). Default 100 ms. */
   checkIntervalMs?: number;
   /** A pino-shaped logger: each escalation step (warn) and each stop (info). Default: silent. */
   logger?: Logger;

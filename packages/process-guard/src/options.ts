@@ -22,7 +22,10 @@ export interface CommonGuardOptions {
   interruptType?: InterruptType;
   /** Level 2 sends SIGKILL instead of SIGTERM wherever it sends a signal. Default `false`. */
   sendKill?: boolean;
-  /** How often the guard looks, in ms (values below 1 act as 1). Default 500 ms. */
+  /**
+   * How often a MemGuard samples memory, and how often a `{ pid }` target is polled for its exit, in ms (values
+   * below 1 act as 1). A time limit does not depend on it: each level is sent at its due time. Default 500 ms.
+   */
   checkIntervalMs?: number;
   /** Allow signals to our own process (`process.pid`); without it none is ever sent. Default `false`. */
   allowProcessSignals?: boolean;
@@ -32,7 +35,11 @@ export interface CommonGuardOptions {
 
 /** Options of `timeGuard()`. */
 export interface TimeGuardOptions extends CommonGuardOptions {
-  /** Time limit, in ms. Default 60 000 ms (60 s). `0`: level 0 at the first check. */
+  /**
+   * Time limit, in ms, from the start or the last `progress()`; level 0 is sent when it has passed (within a
+   * few ms, plus any event-loop delay). Default 60 000 ms (60 s). `0`: level 0 at once, after the task has
+   * started.
+   */
   timeoutMs?: number;
   /** Time between escalation levels, in ms. Default 15 000 ms (15 s); at least 10 ms is used. */
   gracePeriodMs?: number;

@@ -8,9 +8,10 @@ export interface Tickable {
 }
 
 /**
- * One unref'd interval per `checkIntervalMs` value, shared by every activation with that interval, instead of a
- * timer per activation. It stops itself at the first tick that finds no member, so sequential activations
- * reuse the running interval.
+ * One unref'd interval per `checkIntervalMs` value, shared by every MemGuard activation and `{ pid }` poll with
+ * that interval, instead of a timer per activation. It stops itself at the first tick that finds no member, so
+ * sequential activations reuse the running interval. (TimeGuard activations do not tick: each arms a timer for
+ * its own deadline, see `Activation`.)
  */
 class Ticker {
   readonly #members = new Set<Tickable>();

@@ -304,6 +304,93 @@ describe("failing escalation steps", () => {
   });
 });
 
+describe("on time, whatever checkIntervalMs is", () => {
+  // A check interval far beyond every limit below: a guard that waited for its check would act after 10 s.
+  const rarely = { checkIntervalMs: 10_000 };
+
+  it("interrupts at the deadline, not at the next check", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 100, ...rarely });
+    const started = performance.now();
+    const abortedAfter = await guard.run(async ({ signal }) => {
+      await once(signal, "abort");
+      return performance.now() - started;
+    });
+    expect(abortedAfter).toBeGreaterThanOrEqual(99);
+    expect(abortedAfter).toBeLessThan(1_000); // a few ms on an idle machine; generous for a loaded one
+    expect(events[0]!.event.error.elapsedMs).toBeGreaterThanOrEqual(100);
+    expect(events[0]!.event.error.elapsedMs).toBeLessThan(1_000);
+  });
+
+  it("sends levels 1 and 2 on time too, at timeout + n·grace", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 100, gracePeriodMs: 150, ...rarely });
+    await guard.run(async () => {
+      await once(guard, "warning");
+    });
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+    events.forEach(({ at, event }, level) => {
+      expect(at).toBeGreaterThanOrEqual(99 + level * 150);
+      expect(at).toBeLessThan(100 + level * 150 + 1_000);
+      expect(event.error.elapsedMs).toBeGreaterThanOrEqual(100 + level * 150);
+    });
+  });
+
+  it("progress() postpones the interrupt to timeout after the last call", async () => {
+    const { guard } = fastGuard({ timeoutMs: 150, ...rarely });
+    let lastProgress = 0;
+    const lateBy = await guard.run(async ({ signal, progress }) => {
+      for (let i = 0; i < 6; i++) {
+        await delay(50);
+        expect(signal.aborted).toBe(false);
+        progress();
+        lastProgress = performance.now();
+      }
+      await once(signal, "abort");
+      return performance.now() - lastProgress;
+    });
+    expect(lateBy).toBeGreaterThanOrEqual(149);
+    expect(lateBy).toBeLessThan(1_000);
+  });
+
+  it("progress() arms no timer: the deadline is re-queued once, when the old one comes due", async () => {
+    const { guard } = fastGuard({ timeoutMs: 100, ...rarely });
+    const spy = vi.spyOn(globalThis, "setTimeout");
+    try {
+      await guard.run(async ({ signal, progress }) => {
+        const started = performance.now();
+        await delay(60);
+        const before = spy.mock.calls.length;
+        for (let i = 0; i < 10_000; i++) progress(); // the deadline moves from 100 ms to about 160 ms
+        expect(spy.mock.calls.length).toBe(before); // no timer per progress() call
+        await once(signal, "abort");
+        expect(performance.now() - started).toBeGreaterThanOrEqual(159);
+      });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("after an interrupt, progress() brings the next level 0 forward from the far-off level 1", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 100, gracePeriodMs: 60_000, ...rarely });
+    const restartedFor = await guard.run(async ({ signal, progress }) => {
+      await once(signal, "abort");
+      const restarted = performance.now();
+      progress(); // the armed timer is for level 1, a minute away: it must be replaced
+      await once(guard, "interrupt");
+      return performance.now() - restarted;
+    });
+    expect(events.map((e) => e.event.level)).toEqual([0, 0]);
+    expect(restartedFor).toBeGreaterThanOrEqual(99);
+    expect(restartedFor).toBeLessThan(1_000);
+  });
+
+  it("ends without leaving a timer: nothing fires after the task settled", async () => {
+    const { guard, events } = fastGuard({ timeoutMs: 50, ...rarely });
+    await guard.run(async () => "quick");
+    await delay(120);
+    expect(events).toHaveLength(0);
+  });
+});
+
 describe("timers", () => {
   it("uses its own timers, which fake timers control", async () => {
     vi.useFakeTimers();
