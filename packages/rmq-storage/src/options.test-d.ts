@@ -1,6 +1,7 @@
 import type { Logger } from "@x/core";
 import { describe, expectTypeOf, it } from "vitest";
 import {
+  type DeleteTopologyOptions,
   openPostgresStorage,
   openSqliteStorage,
   type PostgresStorageOptions,
@@ -10,6 +11,7 @@ import {
   RmqStorageServer,
   type RmqStorageServerOptions,
   type SqliteStorageOptions,
+  type WaitForServerOptions,
 } from "./index.js";
 
 /** The option names that end in `Ms` (durations) or `Bytes` (sizes). */
@@ -52,6 +54,11 @@ describe("option names and units", () => {
     expectTypeOf<keyof PostgresStorageOptions>().toEqualTypeOf<
       "schema" | "poolSize" | "connectTimeoutMs" | "logger"
     >();
+    expectTypeOf<keyof DeleteTopologyOptions>().toEqualTypeOf<
+      "url" | "prefix" | "force" | "connectTimeoutMs"
+    >();
+    expectTypeOf<keyof WaitForServerOptions>().toEqualTypeOf<"timeoutMs" | "signal">();
+    expectTypeOf<WaitForServerOptions["timeoutMs"]>().toEqualTypeOf<number | undefined>();
   });
 
   it("types every duration (…Ms) and every size (…Bytes) as a plain number", () => {

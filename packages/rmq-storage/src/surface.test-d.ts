@@ -14,4 +14,9 @@ describe("entry points", () => {
     expectTypeOf<typeof main>().not.toHaveProperty("PostgresStorage");
     expectTypeOf<typeof main>().toHaveProperty("openSqliteStorage");
   });
+
+  it("exports the teardown of a topology beside the factories", () => {
+    expectTypeOf<typeof main>().toHaveProperty("deleteTopology");
+    expectTypeOf<typeof main.deleteTopology>().returns.resolves.toEqualTypeOf<main.DeletedTopology>();
+  });
 });
