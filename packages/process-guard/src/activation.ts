@@ -113,6 +113,8 @@ export class Activation implements Scope, Tickable, Timed {
 
     if (init.parent instanceof Activation) init.parent.#adopt(this);
     if (init.signal !== undefined) this.#listen(init.signal, init.onExternal);
+    // a watch whose signal was already aborted ended just now: nothing to register, nothing to guard
+    if (this.ended) return;
 
     host.active.add(this);
     if (config.kind === "memory") tickerFor(config.checkIntervalMs).add(this);

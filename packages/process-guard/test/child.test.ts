@@ -267,6 +267,17 @@ describe("watch(child): results and lifecycle", () => {
     expect((await handle).error).toBeNull();
   });
 
+  it("with an already aborted options.signal, guards nothing and keeps no activation", async () => {
+    const logged = await ready([]);
+    const guard = timeGuard(fast);
+    const handle = guard.watch(logged.child, { signal: AbortSignal.abort() });
+    expect(guard.active.size).toBe(0);
+    await delay(300);
+    expect(received(logged)).toEqual([]);
+    logged.child.kill("SIGKILL");
+    expect((await handle).error).toBeNull();
+  });
+
   it("reports the error of the highest level sent", async () => {
     const logged = await ready(["--exit-on", "SIGINT"]);
     const result = await timeGuard(fast).watch(logged.child);
