@@ -1,8 +1,7 @@
 import type { Logger } from "@x/core";
 import { ErrorCode, RmqStorageError } from "./errors.js";
-import { openPostgresStorage } from "./postgres-storage.js";
-import { openSqliteStorage } from "./sqlite-storage.js";
-import type { ProvenanceStorage } from "./types.js";
+import { openPostgresStorage, type PostgresStorage } from "./postgres-storage.js";
+import { openSqliteStorage, type SqliteStorage } from "./sqlite-storage.js";
 
 /** Whether a string names a storage {@link openStorage} can open: `sqlite:PATH` or `postgres://…[?schema=NAME]`. */
 export function isStorageSpec(spec: string): boolean {
@@ -16,7 +15,7 @@ export function isStorageSpec(spec: string): boolean {
  * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for an unsupported string, `ERR_X_RMQ_STORAGE_BACKEND` when it
  *   cannot be opened
  */
-export async function openStorage(spec: string, logger?: Logger): Promise<ProvenanceStorage> {
+export async function openStorage(spec: string, logger?: Logger): Promise<SqliteStorage | PostgresStorage> {
   if (spec.startsWith("sqlite:"))
     return openSqliteStorage(spec.slice("sqlite:".length), logger ? { logger } : {});
   if (/^postgres(ql)?:\/\//.test(spec)) return openPostgresStorage(spec, logger ? { logger } : {});
