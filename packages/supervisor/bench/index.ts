@@ -224,6 +224,56 @@ async function roundTrips(socket: string | TlsEndpoint, total: number, workers =
   return latencies;
 }
 
+const clientScript = fileURLToPath(new URL("./client-process.ts", import.meta.url));
+
+/**
+ * As {@link roundTrips}, with the workers spread over `processes` client processes (real workers are
+ * processes of their own, often on other machines): all connect first, then all loop at once.
+ */
+async function roundTripsFromProcesses(
+  target: string | TlsEndpoint,
+  total: number,
+  workers: number,
+  processes: number,
+): Promise<number[]> {
+  const children = Array.from({ length: processes }, () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--conditions=@x/source",
+        "--import",
+        "tsx",
+        clientScript,
+        JSON.stringify(target),
+        String(workers / processes),
+        String(total / processes),
+      ],
+      { stdio: ["pipe", "pipe", "inherit"] },
+    );
+    let buffer = "";
+    const lines: Array<Record<string, unknown>> = [];
+    let wake = () => {};
+    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+      buffer += text;
+      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+        lines.push(JSON.parse(buffer.slice(0, nl)));
+        buffer = buffer.slice(nl + 1);
+        wake();
+      }
+    });
+    const next = async () => {
+      while (lines.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      return lines.shift()!;
+    };
+    return { child, next };
+  });
+  for (const { next } of children) await next(); // connected
+  for (const { child } of children) child.stdin!.write("go\n");
+  const all: number[] = [];
+  for (const { next } of children) all.push(...((await next()).ms as number[]));
+  return all;
+}
+
 /** The socket floor: a raw server answering every line at once with a fixed JOB reply, same client loop. */
 async function rawServerRoundTrips(total: number): Promise<number[]> {
   const socket = join(root, "raw.sock");
@@ -301,8 +351,9 @@ async function ingestRss(): Promise<void> {
 
 /**
  * 64 workers over TLS on loopback against 64 on the Unix socket, against one daemon in the same run, each
- * looping DONE→JOB: the two transports take turns (Unix, TLS, Unix, TLS…) so that a change of machine load
- * hits both alike; then both at once. Then the daemon's RSS with many idle connections of each kind.
+ * looping DONE→JOB, spread over 4 client processes: the two transports take turns (Unix, TLS, Unix, TLS) so
+ * that a change of machine load hits both alike; then both at once (2 processes each). Then the daemon's RSS
+ * with many idle connections of each kind.
  */
 async function tlsAgainstUnix(): Promise<void> {
   const dir = join(root, "tls");
@@ -330,9 +381,10 @@ async function tlsAgainstUnix(): Promise<void> {
   const turns = 2;
   const t: number[] = [];
   const u: number[] = [];
+  const processes = 4;
   for (let turn = 0; turn < turns; turn++) {
-    u.push(...(await roundTrips(daemon.socket, perTurn, workers)));
-    t.push(...(await roundTrips(tls, perTurn, workers)));
+    u.push(...(await roundTripsFromProcesses(daemon.socket, perTurn, workers, processes)));
+    t.push(...(await roundTripsFromProcesses(tls, perTurn, workers, processes)));
   }
   t.sort((a, b) => a - b);
   u.sort((a, b) => a - b);
@@ -354,8 +406,8 @@ async function tlsAgainstUnix(): Promise<void> {
     target: "ratio <= 2",
   });
   const [mixedTls, mixedUnix] = await Promise.all([
-    roundTrips(tls, perTurn * 2, workers),
-    roundTrips(daemon.socket, perTurn * 2, workers),
+    roundTripsFromProcesses(tls, perTurn * 2, workers, processes / 2),
+    roundTripsFromProcesses(daemon.socket, perTurn * 2, workers, processes / 2),
   ]);
   mixedTls.sort((a, b) => a - b);
   mixedUnix.sort((a, b) => a - b);
