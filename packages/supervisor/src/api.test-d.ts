@@ -11,6 +11,8 @@ import {
   type Supervisor,
   SupervisorClient,
   SupervisorStorage,
+  type TlsEndpoint,
+  type UnfinishedJob,
 } from "./index.js";
 
 declare const sup: Supervisor;
@@ -23,11 +25,26 @@ describe("Supervisor", () => {
     expectTypeOf(sup.close()).toEqualTypeOf<Promise<void>>();
     expectTypeOf(sup).toExtend<AsyncDisposable>();
   });
+
+  it("tells its TLS address and reloads its TLS files", () => {
+    expectTypeOf(sup.tlsAddress()).toEqualTypeOf<{ host: string; port: number } | undefined>();
+    expectTypeOf(sup.reloadTls()).toEqualTypeOf<Promise<void>>();
+  });
 });
 
 describe("SupervisorClient", () => {
   it("is created only through connect()", () => {
     expectTypeOf(SupervisorClient.connect("/run/supervisor.sock")).toEqualTypeOf<Promise<SupervisorClient>>();
+    const tls: TlsEndpoint = {
+      host: "queue",
+      port: 7443,
+      certFile: "c.pem",
+      keyFile: "c.key",
+      caFile: "ca.pem",
+    };
+    expectTypeOf(SupervisorClient.connect(tls)).toEqualTypeOf<Promise<SupervisorClient>>();
+    // @ts-expect-error: a TLS endpoint needs its files
+    SupervisorClient.connect({ host: "queue", port: 7443 });
     // @ts-expect-error: the constructor is private
     new SupervisorClient();
   });
@@ -103,6 +120,13 @@ describe("readQueueStatus() and jitterHash()", () => {
       lastStarted: number | null;
     } | null>();
     expectTypeOf<QueueStatus["fetcherRuns"]>().toEqualTypeOf<FetcherRunStatus[]>();
+    expectTypeOf<QueueStatus["unfinishedJobs"]>().toEqualTypeOf<UnfinishedJob[]>();
+    expectTypeOf<UnfinishedJob>().toEqualTypeOf<{
+      attrPath: string;
+      started: number;
+      stale: boolean;
+      holder: string | null;
+    }>();
     expectTypeOf<FetcherRunStatus>().toEqualTypeOf<{
       fetcher: string;
       runStarted: number;
