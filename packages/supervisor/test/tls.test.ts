@@ -292,7 +292,7 @@ describe("the TLS listener", () => {
 
   it("records the certificate that holds each job; a worker that disconnects mid-job leaves it started, and status shows who", async () => {
     const p = paths();
-    const { events, port } = await startTls(p, "held 1\nunix 2\n");
+    const { sup, events, port } = await startTls(p, "held 1\nunix 2\n");
     const worker1 = await SupervisorClient.connect(connectTo(port));
     const first = await worker1.ready();
     worker1.destroy(); // gone mid-job
@@ -316,6 +316,14 @@ describe("the TLS listener", () => {
       expect.objectContaining({ attrPath: first!.attrPath, holder: client2Subject }),
     ]);
     expect(readQueueStatus(p.db).unfinishedJobs.map((j) => j.attrPath)).toEqual([second.split(" ")[1]]);
+    // a later dispatch of the path on the Unix socket (here an hour after the TLS one) has no holder
+    sup.storage.db.exec("UPDATE x_supervisor_job_holders SET started = started - 3600");
+    writeFileSync(join(p.fetchersDir, "f.2.txt"), `${first!.attrPath} 3\n`);
+    await waitFor(() => sup.storage.getFetcherRuns().length === 2, 10_000, "the second run");
+    expect(await exchange(p.socket, "READY\n")).toBe(`JOB ${first!.attrPath} 3\n`);
+    expect(readQueueStatus(p.db).unfinishedJobs.find((j) => j.attrPath === first!.attrPath)).toMatchObject({
+      holder: null,
+    });
     // the original's tools read the database as before: one more table, nothing else changed
     const tables = readDb(p.db, (db) =>
       db
