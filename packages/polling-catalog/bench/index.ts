@@ -5,11 +5,14 @@
 import { setMaxListeners } from "node:events";
 import { sleep } from "@x/core";
 import amqp from "amqplib";
-import { PollingErmrestCatalog, type Row } from "../src/index.js";
+import { ErmrestCatalog, PollingErmrestCatalog, type Row } from "../src/index.js";
 import { type FakeErmrest, startFakeErmrest } from "../src/testing/index.js";
 
 const amqpUrl = process.env.AMQP_URL ?? "amqp://guest:guest@127.0.0.1:5672";
-const only = process.argv[2];
+const only = process.argv[2]?.startsWith("--") ? undefined : process.argv[2];
+/** `--abort-rate <share>` makes every fake of the run abort that share of writes (`503 Transaction aborted.`). */
+const abortFlag = process.argv.indexOf("--abort-rate");
+const transactionAbortRate = abortFlag === -1 ? 0 : Number(process.argv[abortFlag + 1]);
 
 function emit(figure: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -23,11 +26,12 @@ function percentile(values: number[], p: number): number {
 }
 
 let exchangeCount = 0;
-async function startFake(rows: Row[] = [], notices = true) {
+async function startFake(rows: Row[] = [], notices = true, abortRate = transactionAbortRate) {
   const noticeExchange = `pc-bench-${process.pid}-${exchangeCount++}`;
   const fake = await startFakeErmrest({
     tables: { "S:Job": { key: ["id"], columns: ["state", "owner"], rows } },
     ...(notices ? { amqpUrl, noticeExchange } : {}),
+    transactionAbortRate: abortRate,
   });
   const catalog = (amqpServer = amqpUrl) =>
     new PollingErmrestCatalog({
@@ -47,13 +51,10 @@ async function startFake(rows: Row[] = [], notices = true) {
 }
 
 let nextId = 1;
-async function write(fake: FakeErmrest): Promise<number> {
-  const response = await fetch(`${fake.url}/entity/S:Job`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify([{ id: nextId++, state: "done" }]),
-  });
-  await response.text();
+/** One insert through the binding (a POST rolled back by the fake is sent again); the time it completed. */
+async function write(fake: FakeErmrest, state = "done"): Promise<number> {
+  const writer = new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: fake.catalogId });
+  await writer.post("/entity/S:Job", { json: [{ id: nextId++, state }] });
   return performance.now();
 }
 
@@ -304,6 +305,174 @@ async function claimFigures(fullRows?: number) {
   }
 }
 
+/**
+ * `agents` agents with notices claiming one row at a time with `spread` (`?limit=5×agents`, a conditional
+ * update); inserts `inserts` rows one at a time while they run when asked. Records each claim's time.
+ */
+function spreadAgents(
+  env: Awaited<ReturnType<typeof startFake>>,
+  agents: number,
+  options: { pollingMs?: number; amqpServer?: string } = {},
+) {
+  const controller = new AbortController();
+  setMaxListeners(agents + 10, controller.signal);
+  const claimed = new Map<string, number>();
+  const claimedAt = new Map<number, number>();
+  let ended = 0;
+  const polls = Array.from({ length: agents }, (_, a) => {
+    const agent = env.catalog(options.amqpServer);
+    agent.on("claimed", ({ batch }) => {
+      for (const [candidate] of batch) {
+        claimed.set(candidate.RID as string, (claimed.get(candidate.RID as string) ?? 0) + 1);
+        claimedAt.set(candidate.id as number, performance.now());
+      }
+    });
+    let idleEtag: string | null = null;
+    const lookForWork = async () => {
+      const result = await agent.stateChangeOnce(
+        `/entity/S:Job/state=queued?limit=${5 * agents}`,
+        "/attributegroup/S:Job/RID,expected:=state;state,owner",
+        (row) => ({ RID: row.RID, expected: "queued", state: "claimed", owner: `agent-${a}` }),
+        idleEtag,
+        { spread: true },
+      );
+      idleEtag = result.idleEtag;
+      return result.batch.length > 0;
+    };
+    return agent
+      .blockingPoll(lookForWork, {
+        coalesceMs: 100,
+        ...(options.pollingMs === undefined ? {} : { pollingMs: options.pollingMs }),
+        signal: controller.signal,
+      })
+      .finally(() => ended++);
+  });
+  return {
+    claimed,
+    claimedAt,
+    /** How many agents' `blockingPoll` has not ended. */
+    running: () => agents - ended,
+    stop: async () => {
+      controller.abort();
+      await Promise.all(polls);
+    },
+  };
+}
+
+/** Requests per claimed row with `spread`: `rowsCount` queued rows, `agents` agents, a share of aborted writes. */
+async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
+  const rows = Array.from({ length: rowsCount }, (_, i) => ({ id: i + 1, state: "queued" }));
+  const env = await startFake(rows, true, abortRate);
+  const started = performance.now();
+  const run = spreadAgents(env, agents);
+  await waitUntil(() => run.claimed.size === rowsCount, 600_000);
+  const seconds = (performance.now() - started) / 1000;
+  await run.stop();
+  const requests = env.fake.requests;
+  const figure = {
+    agents,
+    rows: rowsCount,
+    transactionAbortRate: abortRate,
+    wallSeconds: round(seconds, 2),
+    requestsPerClaimedRow: round(requests.length / rowsCount, 2),
+    lostCandidatePuts: requests.filter((r) => r.method === "PUT" && r.status === 200).length - rowsCount,
+    status503: requests.filter((r) => r.status === 503).length,
+    status412: requests.filter((r) => r.status === 412).length,
+    doubleClaims: [...run.claimed.values()].filter((n) => n > 1).length,
+    unclaimedRows: env.fake.rows("S:Job").filter((row) => row.state !== "claimed").length,
+  };
+  await env.cleanup();
+  return figure;
+}
+
+/** Insert → claim latency with `agents` spread agents and notices, isolated inserts one at a time. */
+async function insertToClaim(agents: number, inserts: number, abortRate: number) {
+  const env = await startFake([], true, abortRate);
+  const run = spreadAgents(env, agents);
+  await sleep(1_500); // every agent bound and idle
+  const latencies: number[] = [];
+  for (let i = 0; i < inserts; i++) {
+    await sleep(50 + Math.random() * 100);
+    const id = nextId;
+    const insertedAt = await write(env.fake, "queued");
+    await waitUntil(() => run.claimedAt.has(id), 10_000);
+    latencies.push((run.claimedAt.get(id) as number) - insertedAt);
+  }
+  await run.stop();
+  await env.cleanup();
+  return latencies;
+}
+
+async function spreadFigures() {
+  const baseline = {
+    baseline: "racing for ?limit=1 with If-Match (the claim-limit-1 figure): about 20 requests per row",
+  };
+  for (const abortRate of [0, 0.1]) {
+    for (const agents of [5, 20]) {
+      emit({
+        bench: "polling-catalog.claim-spread",
+        ...(await spreadRun(1_000, agents, abortRate)),
+        target: 3,
+        ...baseline,
+      });
+    }
+  }
+  for (const abortRate of [0, 0.1]) {
+    const latencies = await insertToClaim(5, 200, abortRate);
+    emit({
+      bench: "polling-catalog.insert-to-claim",
+      agents: 5,
+      inserts: latencies.length,
+      transactionAbortRate: abortRate,
+      coalesceMs: 100,
+      p50Ms: round(percentile(latencies, 50)),
+      p99Ms: round(percentile(latencies, 99)),
+      maxMs: round(Math.max(...latencies)),
+      baseline: "coalesceMs: the floor of a notice-driven claim",
+      baselineMs: 100,
+    });
+  }
+}
+
+/**
+ * 5 spread agents; the fake restarts with a 30 s outage; a row is inserted as soon as it is back. Measures the
+ * time from its return to the first claim, with notices (defaults: pollingMs 10 min) and polling only.
+ */
+async function outageFigure(outageMs: number) {
+  for (const mode of ["notices", "polling-only"] as const) {
+    const env = await startFake([], true);
+    const pollingMs = mode === "notices" ? 600_000 : 5_000;
+    const run = spreadAgents(env, 5, mode === "notices" ? {} : { pollingMs, amqpServer: "127.0.0.1:1" });
+    await sleep(1_500);
+    await write(env.fake, "queued");
+    await waitUntil(() => run.claimed.size === 1, 20_000);
+    await env.fake.restart(outageMs);
+    const backAt = performance.now();
+    const id = nextId;
+    await write(env.fake, "queued");
+    await waitUntil(() => run.claimedAt.has(id), 120_000);
+    const firstClaimMs = (run.claimedAt.get(id) as number) - backAt;
+    const stillRunning = run.running();
+    await run.stop();
+    await env.cleanup();
+    emit({
+      bench: "polling-catalog.outage-recovery",
+      mode,
+      agents: 5,
+      outageMs,
+      pollingMs,
+      maxRetryDelayMs: 30_000,
+      backToFirstClaimMs: round(firstClaimMs),
+      agentsStillRunning: stillRunning,
+      target: `≤ pollingMs + 1 000 = ${pollingMs + 1_000}`,
+      baseline:
+        "before this change: every agent's blockingPoll rejected (fetch failed) and nothing was claimed",
+    });
+  }
+}
+
+if (!only || only === "spread") await spreadFigures();
+if (!only || only === "outage") await outageFigure(30_000);
 if (!only || only === "latency") await latencyFigures();
 if (!only || only === "idle") await idleFigure();
 if (!only || only === "claim") await claimFigures();
