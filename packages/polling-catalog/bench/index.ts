@@ -20,6 +20,15 @@ function emit(figure: Record<string, unknown>): void {
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 
+/** p50, p99 and the maximum of some latencies, rounded, as figure fields. */
+function summary(latencies: number[]) {
+  return {
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+    maxMs: round(Math.max(...latencies)),
+  };
+}
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
@@ -125,9 +134,7 @@ async function latencyFigures() {
     bench: "polling-catalog.latency-notices",
     writes,
     coalesceMs: 100,
-    p50Ms: round(percentile(notices, 50)),
-    p99Ms: round(percentile(notices, 99)),
-    maxMs: round(Math.max(...notices)),
+    ...summary(notices),
     overheadP50Ms: round(percentile(notices, 50) - 100),
     targetP50Ms: 150,
     targetP99Ms: 300,
@@ -142,9 +149,7 @@ async function latencyFigures() {
     bench: "polling-catalog.latency-polling-only",
     writes: pollingWrites,
     pollingMs: 1_000,
-    p50Ms: round(percentile(polling, 50)),
-    p99Ms: round(percentile(polling, 99)),
-    maxMs: round(Math.max(...polling)),
+    ...summary(polling),
     baseline: "the notice-driven agent above",
     baselineP50Ms: round(percentile(notices, 50)),
     ratioP50: round(percentile(polling, 50) / percentile(notices, 50)),
@@ -425,9 +430,7 @@ async function spreadFigures() {
       inserts: latencies.length,
       transactionAbortRate: abortRate,
       coalesceMs: 100,
-      p50Ms: round(percentile(latencies, 50)),
-      p99Ms: round(percentile(latencies, 99)),
-      maxMs: round(Math.max(...latencies)),
+      ...summary(latencies),
       baseline: "coalesceMs: the floor of a notice-driven claim",
       baselineMs: 100,
     });
