@@ -4,8 +4,9 @@ import type { CatalogResponse } from "./response.js";
 /** The stable error codes of `@x/polling-catalog`. */
 export const ErrorCode = {
   /**
-   * An option of a constructor, a request, `blockingPoll`, `startFakeErmrest` or `failNext` is missing, of the
-   * wrong type or out of range; the message names it and its value.
+   * An option of a constructor, a request, `blockingPoll`, `stateChangeOnce` (`spread` with an update path
+   * that renames no column), `startFakeErmrest`, `failNext`, `restart` or `transactionAbortRate` is missing, of
+   * the wrong type or out of range; the message names it and its value.
    */
   INVALID_OPTION: "ERR_X_POLLING_CATALOG_INVALID_OPTION",
   /** A request path is not a non-empty string starting with `/`. */
