@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SupervisorClient, SupervisorStorage, type TlsEndpoint } from "../src/index.js";
 import { makeCa, makeCertificate } from "../test/certificates.js";
+import { originalStatements } from "../test/original-statements.js";
 
 const root = mkdtempSync(join(tmpdir(), "x-supervisor-bench-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -70,26 +71,7 @@ function enqueueAndDequeue(): void {
   });
 
   // The original's statements issued by hand with raw better-sqlite3, on the raw database.
-  const db = raw.db;
-  const select = db.prepare(
-    `SELECT fetcher_id, attr_path, payload, max(fetcher_run_started) FROM queue LEFT JOIN log USING (attr_path)
-     GROUP BY last_started, order_jitter, attr_path, fetcher_id
-     HAVING is_dequeued = 0 AND (started IS NULL OR finished IS NOT NULL OR started + 43200 < ?)
-     ORDER BY last_started ASC, order_jitter, attr_path, fetcher_id LIMIT 1`,
-  );
-  const mark = db.prepare("UPDATE queue SET is_dequeued = 1 WHERE fetcher_id = ? AND attr_path = ?");
-  const log = db.prepare(
-    `INSERT INTO log (attr_path, started) VALUES (?, ?)
-     ON CONFLICT DO UPDATE SET started = excluded.started, finished = NULL, exit_code = NULL`,
-  );
-  const finish = db.prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?");
-  const rawDequeue = db.transaction((now: number) => {
-    const row = select.get(now) as { fetcher_id: number; attr_path: string; payload: string } | undefined;
-    if (!row) return undefined;
-    mark.run(row.fetcher_id, row.attr_path);
-    log.run(row.attr_path, now);
-    return row.attr_path;
-  });
+  const original = originalStatements(raw.db);
   // Flush both databases first (checkpoint, fsync), so that neither loop pays for the other's writeback.
   for (const storage of [raw, ours]) storage.db.pragma("wal_checkpoint(TRUNCATE)");
   // Alternate the two in rounds, each going first in half of them, so that changes of machine load and
@@ -99,7 +81,9 @@ function enqueueAndDequeue(): void {
   const perRound = iterations / rounds;
   const timeRaw = (first: number) => {
     const t0 = performance.now();
-    for (let now = first; now < first + perRound; now++) finish.run(now, 0, rawDequeue.immediate(now)!);
+    for (let now = first; now < first + perRound; now++) {
+      original.finish(original.dequeue.immediate(now)!.attrPath, now, 0);
+    }
     return performance.now() - t0;
   };
   const timeOurs = (first: number) => {

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { testTempDir } from "@x/test-support/temp-dir";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { createOriginalDatabase } from "../test/helpers.js";
+import { createOriginalDatabase, describeSchema } from "../test/helpers.js";
 import { jitterHash } from "./jitter-hash.js";
 import { SupervisorStorage } from "./storage.js";
 
@@ -17,26 +17,6 @@ function memory(version: 1 | 2 = 2): SupervisorStorage {
   s.upgrade(version);
   onTestFinished(() => s.close());
   return s;
-}
-
-function describeSchema(db: Database.Database) {
-  const tables = (db.pragma("table_list") as Array<{ name: string; schema: string }>)
-    .filter((t) => t.schema === "main")
-    .sort((a, b) => a.name.localeCompare(b.name));
-  return {
-    tables,
-    details: tables.map((t) => ({
-      info: db.pragma(`table_info(${t.name})`),
-      xinfo: db.pragma(`table_xinfo(${t.name})`),
-      fks: db.pragma(`foreign_key_list(${t.name})`),
-      indexes: (db.pragma(`index_list(${t.name})`) as Array<{ name: string }>)
-        .sort((a, b) => a.name.localeCompare(b.name))
-        .map((i) => ({ ...i, xinfo: db.pragma(`index_xinfo(${i.name})`) })),
-    })),
-    triggers: db
-      .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name")
-      .all(),
-  };
 }
 
 const queueRows = (s: SupervisorStorage) =>

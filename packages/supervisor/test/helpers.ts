@@ -32,3 +32,27 @@ export function readDb<T>(path: string, query: (db: Database.Database) => T): T 
     db.close();
   }
 }
+
+/**
+ * What tells two schemas apart: every table of `main` with its columns, foreign keys and indexes, and the
+ * trigger names. `except` leaves tables out.
+ */
+export function describeSchema(db: Database.Database, except: string[] = []) {
+  const tables = (db.pragma("table_list") as Array<{ name: string; schema: string }>)
+    .filter((t) => t.schema === "main" && !except.includes(t.name))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    tables,
+    details: tables.map((t) => ({
+      info: db.pragma(`table_info(${t.name})`),
+      xinfo: db.pragma(`table_xinfo(${t.name})`),
+      fks: db.pragma(`foreign_key_list(${t.name})`),
+      indexes: (db.pragma(`index_list(${t.name})`) as Array<{ name: string }>)
+        .sort((a, b) => a.name.localeCompare(b.name))
+        .map((i) => ({ ...i, xinfo: db.pragma(`index_xinfo(${i.name})`) })),
+    })),
+    triggers: db
+      .prepare("SELECT name, tbl_name FROM sqlite_schema WHERE type = 'trigger' ORDER BY name")
+      .all(),
+  };
+}

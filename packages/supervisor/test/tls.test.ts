@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { connect as connectTls, type TLSSocket } from "node:tls";
 import { recordingLogger } from "@x/test-support/recording-logger";
 import { waitFor } from "@x/test-support/wait-for";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   type RejectEvent,
@@ -35,7 +36,8 @@ import {
 } from "./certificates.js";
 import { runCli } from "./cli-process.js";
 import { type DaemonPaths, exchange, paths } from "./harness.js";
-import { readDb } from "./helpers.js";
+import { createOriginalDatabase, describeSchema, readDb } from "./helpers.js";
+import { originalStatements } from "./original-statements.js";
 
 let pki: TestPki;
 let pkiDir: string;
@@ -340,6 +342,36 @@ describe("the TLS listener", () => {
       "x_supervisor_job_holders",
     ]);
     expect(readDb(p.db, (db) => db.pragma("user_version", { simple: true }))).toBe(2);
+  });
+
+  it("keeps a database the original built its own: same schema but one table, and its statements work", async () => {
+    const p = paths();
+    createOriginalDatabase(p.db, 2);
+    const before = readDb(p.db, (db) => describeSchema(db));
+    const { sup, port } = await startTls(p, "a 1\nb 2\nc 3\n");
+    const first = await tlsExchange(port, "READY\n");
+    expect(first).toMatch(/^JOB /);
+    await sup.close();
+    const db = new Database(p.db);
+    try {
+      expect(describeSchema(db, ["x_supervisor_job_holders"])).toEqual(before);
+      expect(db.pragma("user_version", { simple: true })).toBe(2);
+      // the original's own dequeue and finish, on the database as the TLS session left it
+      const original = originalStatements(db);
+      const now = Math.floor(Date.now() / 1000);
+      const handedOut = [original.dequeue(now), original.dequeue(now), original.dequeue(now)];
+      expect(
+        handedOut
+          .filter(Boolean)
+          .map((j) => j!.attrPath)
+          .sort(),
+      ).toEqual(["a", "b", "c"].filter((attr) => attr !== first.split(" ")[1]));
+      expect(handedOut[2]).toBeUndefined();
+      original.finish(first.split(" ")[1]!, now, 0);
+      expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    } finally {
+      db.close();
+    }
   });
 
   it("adds no table to a database served without TLS; status reads such a database", async () => {

@@ -1,0 +1,32 @@
+import type Database from "better-sqlite3";
+
+/**
+ * The original supervisor's dequeue and finish, its own SQL statements issued by hand on `db` (as its
+ * `Storage.dequeue` and `Storage.finish` run them): what the original, or a tool of its, does to a database.
+ */
+export function originalStatements(db: Database.Database) {
+  const select = db.prepare(
+    `SELECT fetcher_id, attr_path, payload, max(fetcher_run_started) FROM queue LEFT JOIN log USING (attr_path)
+     GROUP BY last_started, order_jitter, attr_path, fetcher_id
+     HAVING is_dequeued = 0 AND (started IS NULL OR finished IS NOT NULL OR started + 43200 < ?)
+     ORDER BY last_started ASC, order_jitter, attr_path, fetcher_id LIMIT 1`,
+  );
+  const mark = db.prepare("UPDATE queue SET is_dequeued = 1 WHERE fetcher_id = ? AND attr_path = ?");
+  const log = db.prepare(
+    `INSERT INTO log (attr_path, started) VALUES (?, ?)
+     ON CONFLICT DO UPDATE SET started = excluded.started, finished = NULL, exit_code = NULL`,
+  );
+  const finish = db.prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?");
+  return {
+    /** The original's dequeue in one transaction: the attr path and payload handed out, or `undefined`. */
+    dequeue: db.transaction((now: number) => {
+      const row = select.get(now) as { fetcher_id: number; attr_path: string; payload: string } | undefined;
+      if (!row) return undefined;
+      mark.run(row.fetcher_id, row.attr_path);
+      log.run(row.attr_path, now);
+      return { attrPath: row.attr_path, payload: row.payload };
+    }),
+    /** The original's finish. */
+    finish: (attrPath: string, now: number, exitCode: number) => finish.run(now, exitCode, attrPath),
+  };
+}
