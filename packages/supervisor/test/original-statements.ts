@@ -1,10 +1,18 @@
 import type Database from "better-sqlite3";
 
+/** See {@link originalStatements}. */
+export interface OriginalStatements {
+  /** The original's dequeue in one transaction: the attr path and payload handed out, or `undefined`. */
+  dequeue: Database.Transaction<(now: number) => { attrPath: string; payload: string } | undefined>;
+  /** The original's finish. */
+  finish: (attrPath: string, now: number, exitCode: number) => void;
+}
+
 /**
  * The original supervisor's dequeue and finish, its own SQL statements issued by hand on `db` (as its
  * `Storage.dequeue` and `Storage.finish` run them): what the original, or a tool of its, does to a database.
  */
-export function originalStatements(db: Database.Database) {
+export function originalStatements(db: Database.Database): OriginalStatements {
   const select = db.prepare(
     `SELECT fetcher_id, attr_path, payload, max(fetcher_run_started) FROM queue LEFT JOIN log USING (attr_path)
      GROUP BY last_started, order_jitter, attr_path, fetcher_id
@@ -18,7 +26,6 @@ export function originalStatements(db: Database.Database) {
   );
   const finish = db.prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?");
   return {
-    /** The original's dequeue in one transaction: the attr path and payload handed out, or `undefined`. */
     dequeue: db.transaction((now: number) => {
       const row = select.get(now) as { fetcher_id: number; attr_path: string; payload: string } | undefined;
       if (!row) return undefined;
@@ -26,7 +33,8 @@ export function originalStatements(db: Database.Database) {
       log.run(row.attr_path, now);
       return { attrPath: row.attr_path, payload: row.payload };
     }),
-    /** The original's finish. */
-    finish: (attrPath: string, now: number, exitCode: number) => finish.run(now, exitCode, attrPath),
+    finish: (attrPath, now, exitCode) => {
+      finish.run(now, exitCode, attrPath);
+    },
   };
 }
