@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseGuardArgs, runGuardCommand } from "../src/command.js";
-import { goneWithin, signalLogger, startTs } from "./helpers.js";
+import { delay, goneWithin, signalLogger, startTs } from "./helpers.js";
 
 const cli = new URL("../src/cli.ts", import.meta.url).pathname;
 const node = process.execPath;
@@ -253,14 +253,28 @@ describe("x-guard: signals", () => {
     expect((await guard.done).code).toBe(130);
   });
 
-  it("sends SIGKILL on a second signal", async () => {
+  it("sends SIGKILL on a second signal of the same kind", async () => {
+    const guard = xGuard(["--timeout", "30", "--", node, signalLogger, "--ignore"]);
+    await waitForOutput(guard, '"ready":true');
+    guard.child.kill("SIGINT");
+    await waitForOutput(guard, '"signal":"SIGINT"');
+    guard.child.kill("SIGINT");
+    const result = await guard.done;
+    expect(result.code).toBe(137);
+  });
+
+  it("neither forwards nor forces on another kind of signal soon after the first (Ctrl-C, then a parent's SIGTERM)", async () => {
     const guard = xGuard(["--timeout", "30", "--", node, signalLogger, "--ignore"]);
     await waitForOutput(guard, '"ready":true');
     guard.child.kill("SIGINT");
     await waitForOutput(guard, '"signal":"SIGINT"');
     guard.child.kill("SIGTERM");
+    await delay(300);
+    expect(guard.child.exitCode).toBeNull(); // x-guard and the command run on
+    guard.child.kill("SIGINT"); // the same signal again forces
     const result = await guard.done;
     expect(result.code).toBe(137);
+    expect(result.stdout).not.toContain('"signal":"SIGTERM"');
   });
 
   it("sweeps the group after the command exits, so its background jobs do not outlive it", async () => {
