@@ -71,7 +71,8 @@ const itemSchemas = {
   relation_add: z.tuple([sha1, sha1, path.nullable()]),
 } as const;
 
-const requestSchemas = Object.fromEntries(
+/** The request schemas, by method (the `content_add` decoder's hand-written fast path must agree with its schema). */
+export const requestSchemas = Object.fromEntries(
   Object.entries(itemSchemas).map(([method, item]) => [
     method,
     z.object({
@@ -83,6 +84,30 @@ const requestSchemas = Object.fromEntries(
     }),
   ]),
 ) as unknown as Record<WriteMethod, z.ZodType<{ v: 1; items: Item[] }>>;
+
+const SHA1 = /^[0-9a-f]{40}$/;
+const DATE = /^-?\d{1,18}$/;
+
+/**
+ * The items of a valid `content_add` body, checked by hand: the same rules as its schema, at a third of the
+ * cost (the server decodes every item it writes). `null` for anything else, which the schema then explains.
+ */
+function contentItems(json: unknown): Item[] | null {
+  if (typeof json !== "object" || json === null || (json as { v?: unknown }).v !== 1) return null;
+  const list = (json as { items?: unknown }).items;
+  if (!Array.isArray(list) || list.length < 1 || list.length > MAX_ITEMS) return null;
+  const items: Item[] = new Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const item: unknown = list[i];
+    if (!Array.isArray(item) || item.length !== 2) return null;
+    const [id, text] = item as [unknown, unknown];
+    if (typeof id !== "string" || typeof text !== "string" || !SHA1.test(id) || !DATE.test(text)) return null;
+    const value = BigInt(text);
+    if (value < MIN_TIMESTAMP || value > MAX_TIMESTAMP) return null;
+    items[i] = [id, value];
+  }
+  return items;
+}
 
 /** A decoded request: the items in the shape the resolve functions take, or why it is invalid. */
 export type DecodedRequest = { ok: true; items: Item[] } | { ok: false; reason: string };
@@ -104,7 +129,11 @@ export function decodeRequest(
   } catch {
     return { ok: false, reason: "body is not JSON" };
   }
-  const parsed = requestSchemas[method].safeParse(json);
+  const fast = method === "content_add" ? contentItems(json) : null;
+  const parsed =
+    fast !== null
+      ? { success: true as const, data: { items: fast } }
+      : requestSchemas[method].safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return {
