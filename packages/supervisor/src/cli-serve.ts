@@ -8,7 +8,7 @@ export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket
 
 Runs the daemon: ingests the fetcher files of <fetchers-dir> into the SQLite queue <db> and serves workers on
 the Unix socket <socket> (its directory must exist). Logs go to stderr. The first SIGINT or SIGTERM stops
-gracefully; a second one of the same kind exits at once.
+gracefully; the same signal again (or the other one, 2 s or more later) exits at once.
 
 Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate

@@ -35,7 +35,8 @@ ${tlsFileUsage}
   --help                  this help
 
 The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0 without
-reporting it; a second one kills the command's process group and exits 130 or 143.
+reporting it; the same signal again (or the other one, 2 s or more later) kills the command's process group
+and exits 130 or 143.
 `;
 
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
