@@ -4,6 +4,9 @@ import { ErrorCode, SupervisorError } from "./errors.js";
 import type { DaemonContext, RejectReason } from "./events.js";
 import { formatSubject, minTlsVersion, readTlsFiles, type TlsEndpoint } from "./tls-endpoint.js";
 
+/** Longest description of a refusal in a log line or `reject` event, in characters. */
+const maxSampleLength = 200;
+
 /** How long a client may take to complete the TLS handshake, in ms. */
 const handshakeTimeoutMs = 10_000;
 
@@ -117,7 +120,9 @@ export class TlsListener {
   }
 
   #reject(socket: Socket | TLSSocket, reason: RejectReason, sample: string): void {
-    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    const peer =
+      socket.remoteAddress === undefined ? "unknown" : `${socket.remoteAddress}:${socket.remotePort}`;
+    sample = sample.length > maxSampleLength ? `${sample.slice(0, maxSampleLength)}…` : sample;
     this.#context.stats.connectionsRejected++;
     this.#context.logger.warn({ reason, peer, sample }, "TLS connection refused");
     this.#context.emit("reject", { kind: "connection", reason, sample, peer });
