@@ -34,6 +34,14 @@ describe("backoffDelay", () => {
     expect(backoffDelay(3, { jitter: 0 })).toBe(800);
     expect(backoffDelay(10, { jitter: 0 })).toBe(5_000);
   });
+
+  it("draws from [0, delay) with full jitter, under the cap", () => {
+    expect(backoffDelay(2, { initialMs: 100, jitter: "full", random: () => 0 })).toBe(0);
+    expect(backoffDelay(2, { initialMs: 100, jitter: "full", random: () => 0.5 })).toBe(200);
+    expect(backoffDelay(10, { initialMs: 100, maxMs: 800, jitter: "full", random: () => 0.99 })).toBeCloseTo(
+      792,
+    );
+  });
 });
 
 describe("Backoff", () => {

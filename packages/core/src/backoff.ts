@@ -6,15 +6,19 @@ export interface BackoffOptions {
   factor?: number;
   /** No delay is ever longer than this, jitter included, in ms. Default 5 000. */
   maxMs?: number;
-  /** Random spread as a fraction of the delay: 0.2 draws from ±20 %. Default 0.2; 0 disables it. */
-  jitter?: number;
+  /**
+   * Random spread as a fraction of the delay: 0.2 draws from ±20 %; `"full"` draws from [0, delay) ("full
+   * jitter", which spreads clients that failed together the most). Default 0.2; 0 disables it.
+   */
+  jitter?: number | "full";
   /** Source of randomness in [0, 1), for tests. Default `Math.random`. */
   random?: () => number;
 }
 
 /**
  * The delay before retry number `attempt` (0 for the first retry): `initialMs × factor^attempt`, capped at
- * `maxMs`, then spread by ±`jitter` and clamped to [0, `maxMs`].
+ * `maxMs`, then spread by ±`jitter` and clamped to [0, `maxMs`], or, with `jitter: "full"`, drawn from
+ * [0, that delay).
  *
  * @param attempt - how many retries were already made, an integer ≥ 0
  * @param options - see {@link BackoffOptions}
@@ -23,6 +27,7 @@ export interface BackoffOptions {
 export function backoffDelay(attempt: number, options: BackoffOptions = {}): number {
   const { initialMs = 100, factor = 2, maxMs = 5_000, jitter = 0.2, random = Math.random } = options;
   const base = Math.min(maxMs, initialMs * factor ** Math.max(0, attempt));
+  if (jitter === "full") return random() * Math.max(0, base);
   const spread = base * jitter * (2 * random() - 1);
   return Math.min(maxMs, Math.max(0, base + spread));
 }

@@ -5,7 +5,6 @@ import { ErrorCode } from "./errors.js";
 import type { AmqpEvent, OutageEvent, RecoveredEvent, WakeEvent, WakeReason } from "./events.js";
 import type { NoticeHandlers, NoticeSubscription } from "./notice-subscription.js";
 import { isOutageError } from "./outage.js";
-import { fullJitter } from "./retry.js";
 
 /** What a {@link PollLoop} needs from its catalog. All durations in milliseconds. */
 export interface PollLoopSettings {
@@ -285,14 +284,12 @@ export class PollLoop {
       throw error;
     }
     const ceiling = Math.min(this.#s.maxRetryDelayMs, this.#s.pollingMs);
-    const retryInMs = fullJitter(
-      backoffDelay(outage.failures - 1, {
-        initialMs: firstOutageRetryMs,
-        factor: 2,
-        maxMs: ceiling,
-        jitter: 0,
-      }),
-    );
+    const retryInMs = backoffDelay(outage.failures - 1, {
+      initialMs: firstOutageRetryMs,
+      factor: 2,
+      maxMs: ceiling,
+      jitter: "full",
+    });
     outage.retryAt = now + retryInMs;
     this.#s.logger.warn(
       { error: error.message, failures: outage.failures, retryInMs: Math.round(retryInMs) },

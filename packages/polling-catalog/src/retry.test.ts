@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Lru } from "./lru.js";
 import { CatalogResponse } from "./response.js";
-import { fullJitter, isRetryableStatus, isTransactionAborted, retryDelayMs } from "./retry.js";
+import { isRetryableStatus, isTransactionAborted, retryDelayMs } from "./retry.js";
 
 describe("retryDelayMs", () => {
   it("draws with full jitter below 100, 200, 400 and 800 ms without Retry-After", () => {
@@ -19,11 +19,6 @@ describe("retryDelayMs", () => {
     expect(Math.max(...draws)).toBeGreaterThan(90);
     expect(Math.max(...draws)).toBeLessThan(100);
     expect(new Set(draws.map((d) => Math.floor(d / 10))).size).toBe(10);
-  });
-
-  it("fullJitter draws in [0, ceiling)", () => {
-    expect(fullJitter(1_000, () => 0.25)).toBe(250);
-    expect(fullJitter(-5, () => 0.5)).toBe(0);
   });
 
   it("uses Retry-After in seconds or as an HTTP date, capped at 60 s", () => {

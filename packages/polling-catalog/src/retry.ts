@@ -23,17 +23,6 @@ export function isTransactionAborted(response: CatalogResponse): boolean {
 }
 
 /**
- * Full jitter: a uniform draw in [0, `ceilingMs`), so that clients that failed together do not retry
- * together. The one place this package spreads a delay; `@x/core`'s `backoffDelay` only spreads ±a fraction.
- *
- * @param ceilingMs - the longest wait, in ms
- * @param random - source of randomness in [0, 1). Default `Math.random`.
- */
-export function fullJitter(ceilingMs: number, random: () => number = Math.random): number {
-  return random() * Math.max(0, ceilingMs);
-}
-
-/**
  * The wait before retry number `retry` (0 for the first): a full-jitter draw below 100, 200, 400, 800 ms, or
  * the response's `Retry-After` (seconds or an HTTP date) capped at 60 s.
  *
@@ -50,7 +39,7 @@ export function retryDelayMs(
 ): number {
   const fromHeader = parseRetryAfter(retryAfter, now);
   if (fromHeader !== undefined) return Math.min(maxRetryAfterMs, fromHeader);
-  return fullJitter(backoffDelay(retry, { initialMs: 100, factor: 2, maxMs: 800, jitter: 0 }), random);
+  return backoffDelay(retry, { initialMs: 100, factor: 2, maxMs: 800, jitter: "full", random });
 }
 
 function parseRetryAfter(value: string | null, now: number): number | undefined {
