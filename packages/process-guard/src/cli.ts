@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-import { GuardExit, runGuardCommand } from "./command.js";
 // The x-guard command; everything but starting it lives in command.ts.
+import { handleBrokenPipes } from "./broken-pipe.js";
+import { GuardExit, runGuardCommand } from "./command.js";
 import { GuardError } from "./errors.js";
 
-runGuardCommand(process.argv.slice(2)).then(
+// `x-guard … | head`: a quiet exit with 141 when x-guard's output is closed, but never while the command runs
+const pipes = handleBrokenPipes();
+runGuardCommand(process.argv.slice(2), pipes).then(
   (status) => process.exit(status),
   (error: unknown) => {
     const text = error instanceof GuardError ? error.message : ((error as Error)?.stack ?? String(error));

@@ -3,6 +3,7 @@
  * escalation ladder. See `x-guard --help` and the README.
  */
 import { ExitCode, onShutdownSignals, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
+import type { BrokenPipeHandling } from "./broken-pipe.js";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
@@ -121,8 +122,10 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
  * Runs x-guard with `args` and resolves with the exit status (it does not exit the process).
  *
  * @param args - the arguments after `x-guard`
+ * @param pipes - what to do while the command runs about our stdout and stderr breaking (the bin passes
+ *   `handleBrokenPipes()`); default: nothing
  */
-export async function runGuardCommand(args: string[]): Promise<number> {
+export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling): Promise<number> {
   const stderr = process.stderr;
   let line: GuardCommandLine;
   try {
@@ -144,6 +147,7 @@ export async function runGuardCommand(args: string[]): Promise<number> {
   }
 
   const [file, ...rest] = line.command as [string, ...string[]];
+  const pipesBack = pipes?.whileCommandRuns();
   const command = runGuardedCommand(file, rest, {
     timeoutMs: line.timeoutMs,
     maxMemoryBytes: line.maxMemoryBytes,
@@ -160,15 +164,17 @@ export async function runGuardCommand(args: string[]): Promise<number> {
   const removeHandlers = onShutdownSignals((signal) => command.kill(signal), {
     force: () => command.kill("SIGKILL"),
   });
+  let result: Awaited<typeof command>;
   try {
-    const { exitCode, spawnError } = await command;
-    if (spawnError !== undefined) {
-      const why =
-        exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
-      stderr.write(`x-guard: ${file}: ${why}\n`);
-    }
-    return exitCode;
+    result = await command;
   } finally {
+    pipesBack?.();
     removeHandlers();
   }
+  const { exitCode, spawnError } = result;
+  if (spawnError !== undefined) {
+    const why = exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
+    stderr.write(`x-guard: ${file}: ${why}\n`);
+  }
+  return exitCode;
 }

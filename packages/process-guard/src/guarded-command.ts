@@ -44,7 +44,9 @@ export interface GuardedCommandOptions {
   /**
    * Restart the time limit whenever the command writes to stdout or stderr. Its stdout and stderr then go
    * through pipes and are copied, byte for byte, to this process's stdout and stderr (whatever `stdio` says
-   * for them). Default `false`.
+   * for them). When one of ours breaks (its reader went away, as in `… | head`), the command's process group
+   * gets SIGPIPE at the write that found it broken, as it would have from a plain pipe, and that copy stops.
+   * Default `false`.
    */
   progressOnOutput?: boolean;
   /** Passed to `spawn()`. Default `"inherit"`. */
@@ -254,10 +256,11 @@ async function run(
   const copies: Promise<void>[] = [];
   if (piped) {
     const onChunk = () => timeHandle?.progress();
-    process.stdout.on("error", ignore);
+    // the command wrote into an output whose reader is gone: SIGPIPE, as a plain pipe would have sent it
+    const onBroken = () => killGroup(pid, "SIGPIPE");
     copies.push(
-      copyOutput(child.stdout!, process.stdout, onChunk),
-      copyOutput(child.stderr!, process.stderr, onChunk),
+      copyOutput(child.stdout!, process.stdout, onChunk, onBroken),
+      copyOutput(child.stderr!, process.stderr, onChunk, onBroken),
     );
   }
   try {
@@ -278,12 +281,9 @@ async function run(
     return { exitCode, limit, code: exit.code, signal: exit.signal, pid, spawnError: undefined };
   } finally {
     o.signal?.removeEventListener("abort", stop);
-    process.stdout.off("error", ignore);
     await Promise.allSettled(handles.map((handle) => handle.close()));
   }
 }
-
-function ignore(): void {}
 
 /** `stdio` with stdout and stderr piped (for `progressOnOutput`); stdin stays as given. */
 function stdinOnly(stdio: StdioOptions): StdioOptions {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseGuardArgs, runGuardCommand } from "../src/command.js";
-import { delay, goneWithin, signalLogger, startTs } from "./helpers.js";
+import { delay, goneWithin, runThroughPipe, signalLogger, startTs } from "./helpers.js";
 
 const cli = new URL("../src/cli.ts", import.meta.url).pathname;
 const node = process.execPath;
@@ -224,6 +224,50 @@ describe("x-guard: --progress-on-output", () => {
 
   it("without it the same command times out", async () => {
     expect((await run(["--timeout", "0.6", "--", ...chatty])).code).toBe(124);
+  });
+});
+
+describe("x-guard: a closed output (`x-guard … | head`)", () => {
+  const throughPipe = (args: string[], stream: "stdout" | "stderr", reader: string) =>
+    runThroughPipe(cli, args, stream, reader);
+
+  it("a command printing a lot meets the broken pipe itself: x-guard exits 141, no stack trace", async () => {
+    const result = await throughPipe(["--timeout", "30", "--", "yes"], "stdout", "head -c 100000 >/dev/null");
+    expect(result.other).toBe(""); // x-guard's stderr
+    expect(result.status).toBe(141); // yes died of SIGPIPE: 128 + 13
+  });
+
+  it("with --progress-on-output the copy stops and the command meets the broken pipe: 141 at once, not the limit", async () => {
+    const result = await throughPipe(
+      ["--timeout", "10", "--progress-on-output", "--", "yes"],
+      "stdout",
+      "head -c 100000 >/dev/null",
+    );
+    expect(result.other).toBe("");
+    expect(result.status).toBe(141);
+    expect(result.ms).toBeLessThan(8_000); // it used to stall until the 10 s limit, then exit 124
+  });
+
+  it("never ends while the command runs: with its stderr closed it still takes the command through the ladder", async () => {
+    const result = await throughPipe(
+      [
+        "--timeout",
+        "0.3",
+        "--grace",
+        "0.3",
+        "--send-kill",
+        "--",
+        "sh",
+        "-c",
+        'trap "" INT TERM; echo $$; exec >/dev/null; while :; do sleep 0.05; done',
+      ],
+      "stderr",
+      "true",
+    );
+    expect(result.status).toBe(124); // not 1 (a crash on EPIPE) nor 141 (a quiet exit leaving sh running)
+    const pid = Number(result.other.trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(await goneWithin(pid, 2_000)).toBe(true);
   });
 });
 

@@ -5,10 +5,11 @@ import { join } from "node:path";
 import { recordingLogger } from "@x/test-support/recording-logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GuardedInterruptEvent, runGuardedCommand } from "../src/guarded-command.js";
-import { delay, goneWithin, jsonLines, signalLogger } from "./helpers.js";
+import { delay, fixtures, goneWithin, jsonLines, runThroughPipe, signalLogger } from "./helpers.js";
 
 const node = process.execPath;
 const quiet = { stdio: "ignore" } as const;
+const copyToClosedOutput = `${fixtures}copy-to-closed-output.ts`;
 
 let dir: string;
 beforeAll(async () => {
@@ -193,6 +194,16 @@ describe("runGuardedCommand", () => {
       .map((entry) => entry.pid as number);
     expect(pids).toHaveLength(2);
     for (const pid of pids) expect(await goneWithin(pid, 2_000)).toBe(true);
+  });
+
+  it("progressOnOutput: when our reader goes away, the command gets SIGPIPE and nothing throws", async () => {
+    // a failed write is reported on the next tick while the next chunk may already be there: repeat, so that
+    // a listener removed too early would show as an uncaught EPIPE at least once
+    for (let run = 0; run < 5; run++) {
+      const result = await runThroughPipe(copyToClosedOutput, [], "stdout", "head -c 100000 >/dev/null");
+      expect(result.other).toBe('{"exitCode":141,"signal":"SIGPIPE"}\n');
+      expect(result.status).toBe(0);
+    }
   });
 
   it("throws ERR_X_GUARD_INVALID_OPTION at once for a bad argument or option", () => {

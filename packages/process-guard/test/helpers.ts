@@ -143,6 +143,51 @@ export function startTs(
   return { child, done };
 }
 
+const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Runs a TypeScript module file under bash with a real pipe, as a shell makes it: `file args | reader` (stdout)
+ * or `file args 2> >(reader)` (stderr). Resolves with its exit status, what reached its other stream, and how
+ * long it took. Its process group is killed when the test finishes.
+ */
+export async function runThroughPipe(
+  file: string,
+  args: string[],
+  stream: "stdout" | "stderr",
+  reader: string,
+): Promise<{ status: number; other: string; ms: number }> {
+  const line = [process.execPath, "--import", "tsx", "--conditions=@x/source", file, ...args]
+    .map(quote)
+    .join(" ");
+  const script =
+    stream === "stdout"
+      ? `${line} | ${reader}; echo "status=\${PIPESTATUS[0]}" >&2`
+      : `${line} 2> >(${reader}); echo "status=$?"`;
+  const started = performance.now();
+  const bash = spawn("bash", ["-c", script], {
+    cwd: packageDir,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  cleanupAfterTest(bash);
+  let stdout = "";
+  let stderr = "";
+  bash.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  bash.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  await new Promise((resolve) => bash.once("close", resolve));
+  const other = stream === "stdout" ? stderr : stdout;
+  const status = /status=(\d+)\n$/.exec(other);
+  return {
+    status: Number(status?.[1]),
+    other: other.slice(0, status?.index),
+    ms: performance.now() - started,
+  };
+}
+
 /** Runs a TypeScript module file in a fresh Node process and resolves when it has ended. */
 export function runTs(file: string, args: string[] = [], options: SpawnOptions & { input?: string } = {}) {
   return startTs(file, args, options).done;
