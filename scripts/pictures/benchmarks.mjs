@@ -1,0 +1,77 @@
+// The benchmark plots, each drawn from the JSON figures recorded in a docs/benchmarks/*.md file. Where a doc
+// records several runs, the first (the newest, at the top) is drawn.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fencedBlocks } from "../docs/fenced-blocks.mjs";
+import { barChart } from "./charts.mjs";
+
+/** Every JSON line of every `json` block (or block without a language) of a Markdown file, in order. */
+export function recordedFigures(path) {
+  return fencedBlocks(readFileSync(path, "utf8"))
+    .filter((block) => block.language === "json" || block.language === "")
+    .flatMap((block) => block.code.split("\n"))
+    .filter((line) => line.trim().startsWith("{"))
+    .map((line) => JSON.parse(line));
+}
+
+/** The first recorded figure with every field of `match`; throws when the doc has none, naming it. */
+function first(figures, match) {
+  const found = figures.find((figure) =>
+    Object.entries(match).every(([key, value]) => figure[key] === value),
+  );
+  if (!found) throw new Error(`no recorded figure matches ${JSON.stringify(match)}`);
+  return found;
+}
+
+/** polling-catalog: requests per claimed row, and insert→claim latency with notices and by polling. */
+function pollingCatalog(figures) {
+  const spread = (agents, rate) =>
+    first(figures, { bench: "polling-catalog.claim-spread", agents, transactionAbortRate: rate })
+      .requestsPerClaimedRow;
+  const limit1 = first(figures, { bench: "polling-catalog.claim-limit-1", agents: 20 });
+  const notices = first(figures, { bench: "polling-catalog.latency-notices" });
+  const polling = first(figures, { bench: "polling-catalog.latency-polling-only" });
+  return [
+    [
+      "polling-catalog-requests-per-claim.svg",
+      barChart({
+        title: "polling-catalog: HTTP requests per claimed row",
+        subtitle: "1 000 rows claimed by agents racing on one fake ERMrest; fewer is better",
+        unit: "requests per claimed row",
+        categories: ["5 agents", "20 agents"],
+        series: [
+          { label: "spread, no aborts", values: [spread(5, 0), spread(20, 0)] },
+          { label: "spread, 10 % aborted", values: [spread(5, 0.1), spread(20, 0.1)] },
+          { label: "?limit=1, no spread", values: [undefined, limit1.httpRequests / limit1.rows] },
+        ],
+        reference: { value: 3, label: "target ≤ 3" },
+      }),
+    ],
+    [
+      "polling-catalog-insert-to-claim.svg",
+      barChart({
+        title: "polling-catalog: from a row's insert to the agent's wake",
+        subtitle: `change notices (coalescing ${notices.coalesceMs} ms) versus polling alone every ${polling.pollingMs} ms`,
+        unit: "milliseconds",
+        categories: ["p50", "p99", "max"],
+        series: [
+          { label: "AMQP change notices", values: [notices.p50Ms, notices.p99Ms, notices.maxMs] },
+          { label: "polling only", values: [polling.p50Ms, polling.p99Ms, polling.maxMs] },
+        ],
+      }),
+    ],
+  ];
+}
+
+const plotsByDoc = { "polling-catalog.md": pollingCatalog };
+
+/** `[file name, svg]` for each plot, from the figures recorded in `dir`'s benchmark docs. */
+export function benchmarkPictures(dir) {
+  return Object.entries(plotsByDoc).flatMap(([doc, plots]) => {
+    try {
+      return plots(recordedFigures(join(dir, doc)));
+    } catch (error) {
+      throw new Error(`docs/benchmarks/${doc}: ${error.message}`);
+    }
+  });
+}
