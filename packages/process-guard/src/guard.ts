@@ -51,7 +51,10 @@ export interface RunOptions {
 
 /** What `run()` passes to a MemGuard's task. */
 export interface MemRunContext {
-  /** Aborted at level 0 with the guard's error as `reason`, or when an outer guard or `options.signal` aborts. */
+  /**
+   * Aborted at level 0 with the guard's error as `reason`, or when an outer guard or `options.signal` aborts.
+   * APIs given it reject with the reason or with an `AbortError` carrying it: test with `isInterrupt(error)`.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -175,7 +178,9 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
   /**
    * Runs `fn` under a new activation and settles with its result, never earlier (not even after level 2).
    * `fn` gets the activation's `signal` (and `progress` on a TimeGuard). After the signal aborted, an
-   * `AbortError` whose `cause` is the signal's reason rejects as that reason: the guard's error.
+   * `AbortError` with the signal's reason along its `cause` chain rejects as that reason: the guard's error.
+   * Inside `fn`, recognise the interrupt with `isInterrupt(error)` and rethrow it, or a `catch` for ordinary
+   * failures swallows it and `run()` resolves.
    */
   run<R>(fn: (context: Ctx) => R, options?: RunOptions): Promise<Awaited<R>> {
     let activation: Activation;
