@@ -4,11 +4,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { hash } from "node:crypto";
-import { createWriteStream, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { SupervisorClient, SupervisorStorage, type TlsEndpoint } from "../src/index.js";
 import { makeCa, makeCertificate } from "../test/certificates.js";
 import { originalStatements } from "../test/original-statements.js";
@@ -118,6 +119,119 @@ function enqueueAndDequeue(): void {
   });
   raw.close();
   ours.close();
+}
+
+/**
+ * Durable dispatch, side by side with the original's configuration: a copy of one database with 100 000 rows
+ * queued opened as the original opens it (SQLite's defaults: rollback journal `DELETE`, `synchronous = FULL`;
+ * `foreign_keys = ON`), running its `finish` (autocommit) and its `dequeue` (one transaction) per `DONE`, and
+ * another copy opened by `SupervisorStorage.open` (WAL, `synchronous = FULL`) running the daemon's
+ * `dispatch`: one request per transaction (one worker), then groups of 16 (16 workers asking at once).
+ */
+function durableDispatch(): void {
+  const source = freshStorage("durable-source.db");
+  source.upsertFetcherRun("f1", 100, false);
+  source.enqueue(
+    "f1",
+    100,
+    Array.from({ length: 100_000 }, (_, i) => line(i, 6)),
+  );
+  source.db.pragma("wal_checkpoint(TRUNCATE)");
+  source.db.pragma("journal_mode = DELETE");
+  source.close();
+  for (const name of ["durable-original.db", "durable-ours.db", "durable-grouped.db"]) {
+    copyFileSync(join(root, "durable-source.db"), join(root, name));
+  }
+  const originalDb = new Database(join(root, "durable-original.db"));
+  originalDb.pragma("foreign_keys = ON");
+  const settings = {
+    journal: originalDb.pragma("journal_mode", { simple: true }),
+    synchronous: originalDb.pragma("synchronous", { simple: true }),
+  };
+  const original = originalStatements(originalDb);
+  const ours = SupervisorStorage.open(join(root, "durable-ours.db"));
+  const grouped = SupervisorStorage.open(join(root, "durable-grouped.db"));
+  const iterations = 1_024;
+  const rounds = 8;
+  const perRound = iterations / rounds;
+  const group = 16;
+  const timeOriginal = (first: number) => {
+    const t0 = performance.now();
+    let attr: string | undefined;
+    for (let now = first; now < first + perRound; now++) {
+      if (attr !== undefined) original.finish(attr, now, 0);
+      attr = original.dequeue(now)?.attrPath;
+    }
+    if (attr !== undefined) original.finish(attr, first + perRound, 0);
+    return performance.now() - t0;
+  };
+  const timeOurs = (first: number) => {
+    const t0 = performance.now();
+    let attr: string | undefined;
+    for (let now = first; now < first + perRound; now++) {
+      const [job] = ours.dispatch([{ now, ...(attr ? { finished: { attrPath: attr, exitCode: 0 } } : {}) }]);
+      attr = job?.attrPath;
+    }
+    if (attr !== undefined) ours.finish(attr, first + perRound, 0);
+    return performance.now() - t0;
+  };
+  const timeGrouped = (first: number) => {
+    const t0 = performance.now();
+    let held: string[] = [];
+    for (let now = first; now < first + perRound; now += group) {
+      const requests = Array.from({ length: group }, (_, i) => ({
+        now,
+        ...(held[i] ? { finished: { attrPath: held[i]!, exitCode: 0 } } : {}),
+      }));
+      held = grouped.dispatch(requests).map((job) => job?.attrPath ?? "");
+    }
+    for (const attr of held) if (attr) grouped.finish(attr, first + perRound, 0);
+    return performance.now() - t0;
+  };
+  let originalMs = 0;
+  let oursMs = 0;
+  let groupedMs = 0;
+  for (let round = 0; round < rounds; round++) {
+    const first = 1_000 + round * perRound;
+    const order = round % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+    for (const which of order) {
+      if (which === 0) originalMs += timeOriginal(first);
+      else if (which === 1) oursMs += timeOurs(first);
+      else groupedMs += timeGrouped(first);
+    }
+  }
+  const originalPairs = iterations / (originalMs / 1000);
+  const baseline = {
+    baseline: Math.round(originalPairs),
+    baselineName: `the original's configuration: journal_mode=${String(settings.journal)}, synchronous=${String(settings.synchronous)} (FULL), its finish and dequeue, one transaction each per DONE`,
+  };
+  emit({
+    name: "dequeue_finish_durable_per_s",
+    value: Math.round(iterations / (oursMs / 1000)),
+    unit: "pairs/s",
+    queued: 100_000,
+    iterations,
+    workers: 1,
+    config: "WAL, synchronous=FULL, one dispatch (DONE + next job) per transaction",
+    ...baseline,
+    ratio: round(iterations / (oursMs / 1000) / originalPairs),
+    target: "reported",
+  });
+  emit({
+    name: "dequeue_finish_durable_grouped_per_s",
+    value: Math.round(iterations / (groupedMs / 1000)),
+    unit: "pairs/s",
+    queued: 100_000,
+    iterations,
+    workers: group,
+    config: `WAL, synchronous=FULL, group commits of ${group} requests (DONE + next job each)`,
+    ...baseline,
+    ratio: round(iterations / (groupedMs / 1000) / originalPairs),
+    target: "ratio >= 10",
+  });
+  originalDb.close();
+  ours.close();
+  grouped.close();
 }
 
 const daemonScript = fileURLToPath(new URL("./daemon-process.ts", import.meta.url));
@@ -443,9 +557,10 @@ async function tlsAgainstUnix(): Promise<void> {
   });
 }
 
-// BENCH_ONLY=storage|latency|rss|tls runs one part (for quick iterations); by default all run.
+// BENCH_ONLY=storage|durable|latency|rss|tls runs one part (for quick iterations); by default all run.
 const only = process.env.BENCH_ONLY;
 if (!only || only === "storage") enqueueAndDequeue();
+if (!only || only === "durable") durableDispatch();
 if (!only || only === "latency") await readyJobLatency();
 if (!only || only === "rss") await ingestRss();
 if (!only || only === "tls") await tlsAgainstUnix();

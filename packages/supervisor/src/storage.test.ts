@@ -64,12 +64,13 @@ describe("schema", () => {
     s.close();
   });
 
-  it("sets the pragmas: foreign keys, busy timeout, WAL and synchronous NORMAL for a file", () => {
+  it("sets the pragmas: foreign keys, busy timeout, WAL and synchronous FULL for a file", () => {
     const s = SupervisorStorage.open(fileDb());
     expect(s.db.pragma("foreign_keys", { simple: true })).toBe(1);
     expect(s.db.pragma("busy_timeout", { simple: true })).toBe(5000);
     expect(s.db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(s.db.pragma("synchronous", { simple: true })).toBe(1);
+    // FULL (2): each commit is synced before it returns, so a dispatch replied to survives a power loss
+    expect(s.db.pragma("synchronous", { simple: true })).toBe(2);
     expect(s.schemaVersion).toBe(0);
     s.close();
     s.close();

@@ -88,7 +88,8 @@ export class SupervisorStorage {
 
   /**
    * Opens (creating it if missing) a database: `foreign_keys = ON`, `busy_timeout = 5000`, and for a file
-   * `journal_mode = WAL` with `synchronous = NORMAL` and a 32 MiB page cache. The schema is not touched: call {@link upgrade}.
+   * `journal_mode = WAL` with `synchronous = FULL` (every commit is on disk before it returns, so a reply sent
+   * after it survives a power loss) and a 32 MiB page cache. The schema is not touched: call {@link upgrade}.
    *
    * @param path - a file path, or `":memory:"`
    */
@@ -99,7 +100,7 @@ export class SupervisorStorage {
       db.pragma("busy_timeout = 5000");
       if (path !== ":memory:" && path !== "") {
         db.pragma("journal_mode = WAL");
-        db.pragma("synchronous = NORMAL");
+        db.pragma("synchronous = FULL"); // a dispatch forgotten by a power loss would run twice
         db.pragma("cache_size = -32768"); // 32 MiB of page cache: the queue's indexes are written at random places
       }
     } catch (error) {
