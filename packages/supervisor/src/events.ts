@@ -6,6 +6,7 @@ export type RejectReason =
   | "bad-cr"
   | "bad-name"
   | "not-a-file"
+  | "symlink"
   | "unreadable"
   | "unknown-command"
   | "bad-done"
@@ -64,7 +65,10 @@ export interface SupervisorStats {
   linesRejected: number;
   /** Socket commands rejected (the connection was ended). */
   commandsRejected: number;
-  /** Fetcher-like directory entries ignored (bad run number, not a regular file, unreadable), once per name. */
+  /**
+   * Fetcher-like directory entries ignored (bad run number, a symbolic link, not a regular file, unreadable),
+   * once per name.
+   */
   filesIgnored: number;
   /** Connections accepted, on the Unix socket and over TLS. */
   connections: number;

@@ -1,4 +1,4 @@
-import { constants, lstatSync, mkdirSync, openSync, readdirSync, statSync } from "node:fs";
+import { constants, lstatSync, mkdirSync, openSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { sleep } from "@x/core";
@@ -10,6 +10,11 @@ import type { SupervisorStorage } from "./storage.js";
 
 /** Lines committed per ingestion transaction (a batch may exceed it by one 64 KiB chunk's lines). */
 const batchLines = 2_000;
+/**
+ * Delay of the follow-up read after each change of a followed `.part`, in ms: chokidar drops a second `change`
+ * of one file within 50 ms, so the lines such a change brought are read by this later look.
+ */
+const followUpMs = 60;
 /** Logged warnings per fetcher file before they are only counted. */
 const warningsPerFile = 100;
 
@@ -24,25 +29,28 @@ interface TrackedRun extends FetcherFileName {
   follow: boolean;
   /** Lines read but not committed yet (kept across a failed commit, for the retry). */
   pending: LineBatch | undefined;
+  /** The follow-up read armed after the last change of a followed `.part`. */
+  followUp: NodeJS.Timeout | undefined;
   rejectedLines: number;
 }
 
 type Entry = { kind: "file"; ino: number } | { kind: "missing" } | { kind: "other"; reason: RejectReason };
 
+/**
+ * What the entry at `path` is, without following a symbolic link: a link is never a fetcher file, so a file
+ * outside the directory cannot be read through one.
+ */
 function inspect(path: string): Entry {
   try {
     // bigint: a FIFO or socket dropped in the directory must not reach Node's shared stat array (see
     // prepareSocketPath)
-    const stat = statSync(path, { bigint: true });
+    const stat = lstatSync(path, { bigint: true });
+    if (stat.isSymbolicLink()) return { kind: "other", reason: "symlink" };
     return stat.isFile() ? { kind: "file", ino: Number(stat.ino) } : { kind: "other", reason: "not-a-file" };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return { kind: "other", reason: "unreadable" };
-    try {
-      lstatSync(path);
-      return { kind: "other", reason: "not-a-file" }; // a dangling symbolic link
-    } catch {
-      return { kind: "missing" };
-    }
+    return (error as NodeJS.ErrnoException).code === "ENOENT"
+      ? { kind: "missing" }
+      : { kind: "other", reason: "unreadable" };
   }
 }
 
@@ -168,6 +176,7 @@ export class FetcherDirectory {
           reader: undefined,
           follow: false,
           pending: undefined,
+          followUp: undefined,
           rejectedLines: 0,
         });
         continue;
@@ -192,7 +201,7 @@ export class FetcherDirectory {
     const run = this.#runs.get(key);
     if (run !== undefined && run.name === name) {
       if (entry.kind === "file" && entry.ino === run.ino) {
-        if (run.follow) await this.#ingest(run, false);
+        if (run.follow) await this.#ingestAndFollowUp(run);
         return;
       }
       if (run.follow && (await this.#completeIfRenamed(run))) return;
@@ -219,10 +228,13 @@ export class FetcherDirectory {
   async #add(parsed: FetcherFileName, name: string): Promise<void> {
     let reader: FetcherReader;
     try {
-      reader = new FetcherReader(openSync(join(this.dir, name), constants.O_RDONLY | constants.O_NONBLOCK));
+      // O_NOFOLLOW: an entry replaced by a symbolic link since it was inspected is not followed either
+      const flags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+      reader = new FetcherReader(openSync(join(this.dir, name), flags));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      return this.#ignoreEntry(name, "unreadable");
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      return this.#ignoreEntry(name, code === "ELOOP" ? "symlink" : "unreadable");
     }
     const { fetcher, runStarted, isComplete } = parsed;
     const run: TrackedRun = {
@@ -232,13 +244,35 @@ export class FetcherDirectory {
       reader,
       follow: !isComplete,
       pending: undefined,
+      followUp: undefined,
       rejectedLines: 0,
     };
     this.#runs.set(runKey(fetcher, runStarted), run);
     await this.#retry(() => this.#storage.upsertFetcherRun(fetcher, runStarted, false));
     this.#context.emit("run", { fetcher, runStarted, change: "added" });
     if (isComplete) await this.#complete(run);
-    else await this.#ingest(run, false);
+    else await this.#ingestAndFollowUp(run);
+  }
+
+  /**
+   * Reads a followed `.part`'s new lines, then looks again {@link followUpMs} later: a change chokidar dropped
+   * (a second write within its 50 ms) is read then, without waiting for a worker's command. A look that finds
+   * new lines arms another one; one that finds none ends the chain until the next change. An armed look is not
+   * postponed by later changes.
+   */
+  async #ingestAndFollowUp(run: TrackedRun): Promise<void> {
+    const reader = run.reader;
+    await this.#ingest(run, false);
+    if (run.reader !== reader || reader === undefined || !run.follow || run.followUp !== undefined) return;
+    run.followUp = setTimeout(() => {
+      run.followUp = undefined;
+      this.#schedule(async () => {
+        if (run.reader === reader && run.follow && reader.size() !== reader.position) {
+          await this.#ingestAndFollowUp(run);
+        }
+      });
+    }, followUpMs);
+    run.followUp.unref();
   }
 
   /** For a followed `.part` that left its name: if it is now its own `.txt`, completes it. */
@@ -363,6 +397,8 @@ export class FetcherDirectory {
   }
 
   #closeReader(run: TrackedRun): void {
+    clearTimeout(run.followUp);
+    run.followUp = undefined;
     if (run.reader === undefined) return;
     run.reader.close();
     run.reader = undefined;

@@ -119,6 +119,36 @@ describe("startup", () => {
     );
   });
 
+  it("ignores symbolic links to files, inside and outside the directory, with one warning each", async () => {
+    const p = paths();
+    const outside = join(p.root, "outside.txt");
+    writeFileSync(outside, "secret 1\n");
+    writeFileSync(join(p.fetchersDir, "real.1.txt"), "real 1\n");
+    symlinkSync(outside, join(p.fetchersDir, "out.1.txt"));
+    symlinkSync("real.1.txt", join(p.fetchersDir, "in.1.txt"));
+    const { sup, recorder } = await start(p);
+    const rejects: unknown[] = [];
+    sup.on("reject", (e) => rejects.push(e));
+    expect(rows(sup).map((r) => r.attr)).toEqual(["real"]);
+    expect(sup.stats().filesIgnored).toBe(2);
+    const warnings = recorder.records.filter((l) => l.level === "warn");
+    expect(warnings).toHaveLength(2);
+    expect(warnings.map((w) => w.fields.reason)).toEqual(["symlink", "symlink"]);
+    // at run time, a .part and a .txt that are links; a .part swapped for a link is not read through it
+    symlinkSync(outside, join(p.fetchersDir, "late.2.txt.part"));
+    symlinkSync(outside, join(p.fetchersDir, "late.3.txt"));
+    await waitFor(() => sup.stats().filesIgnored === 4, 10_000, "running-time links");
+    expect(rejects).toEqual([
+      expect.objectContaining({ kind: "file", reason: "symlink", file: "late.2.txt.part" }),
+      expect.objectContaining({ kind: "file", reason: "symlink", file: "late.3.txt" }),
+    ]);
+    symlinkSync(outside, join(p.fetchersDir, "late.3.txt.tmp"));
+    renameSync(join(p.fetchersDir, "late.3.txt.tmp"), join(p.fetchersDir, "late.3.txt"));
+    expect(await exchange(p.socket, "READY\nREADY\n")).toBe("JOB real 1\nNOJOBS\n");
+    expect(rows(sup).map((r) => r.attr)).toEqual(["real"]);
+    expect(recorder.records.filter((l) => l.level === "warn")).toHaveLength(4);
+  });
+
   it("creates a missing fetcher directory; rejects bad options and an aborted signal without leaving anything", async () => {
     const p = paths();
     const dir = join(p.root, "new", "deep");
@@ -312,6 +342,25 @@ describe("following fetcher files", () => {
     appendFileSync(part, "\n");
     expect(await conn.send("READY\n")).toBe("JOB second 2\n");
     expect(runs(sup)).toEqual([{ fetcher: "f", runStarted: 1, isComplete: false }]);
+  });
+
+  it("commits a line appended 20 ms after another without a worker asking (a follow-up read after each change)", async () => {
+    const p = paths();
+    const part = join(p.fetchersDir, "f.1.txt.part");
+    writeFileSync(part, "");
+    const { sup } = await start(p);
+    const committed = (attr: string) => rows(sup).some((r) => r.attr === attr);
+    for (let round = 0; round < 3; round++) {
+      appendFileSync(part, `first${round} 1\n`);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the scenario: a second append 20 ms later
+      appendFileSync(part, `second${round} 2\n`);
+      const written = performance.now();
+      // no connection: only the watcher and the follow-up read can bring the line in
+      await waitFor(() => committed(`second${round}`), 2_000, `second${round} without a command`);
+      // 100 ms is the target; the bound is looser because the test machine is shared
+      expect(performance.now() - written).toBeLessThan(1_000);
+    }
+    expect(sup.stats().connections).toBe(0);
   });
 
   it("reads the rest through the open file when a .part is renamed to its .txt, last line included (D1, D2)", async () => {
