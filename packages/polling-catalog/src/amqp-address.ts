@@ -1,4 +1,5 @@
 import { ErrorCode, PollingCatalogError } from "./errors.js";
+import { redactUrl } from "./redact.js";
 
 /** The AMQP heartbeat, in seconds, unless the URL sets `heartbeat`. */
 const defaultHeartbeatSeconds = 60;
@@ -16,8 +17,9 @@ export function amqpUrlFor(amqpServer: string | undefined, catalogServer: string
   let url: URL;
   try {
     url = new URL(address.includes("://") ? address : `amqp://${address}`);
-  } catch (cause) {
-    throw badAmqpServer(amqpServer, cause);
+  } catch {
+    // No cause: URL's TypeError keeps the whole input, password included, in its `input` property.
+    throw badAmqpServer(amqpServer);
   }
   if ((url.protocol !== "amqp:" && url.protocol !== "amqps:") || url.hostname === "")
     throw badAmqpServer(amqpServer);
@@ -31,10 +33,16 @@ function hostWithoutPort(server: string): string {
   return colon === -1 || server.indexOf(":", colon + 1) !== -1 ? server : server.slice(0, colon);
 }
 
-function badAmqpServer(value: string | undefined, cause?: unknown): PollingCatalogError {
+function badAmqpServer(value: string | undefined): PollingCatalogError {
+  const shown = value === undefined ? "undefined" : JSON.stringify(redactAddress(value));
   return new PollingCatalogError(
     ErrorCode.INVALID_OPTION,
-    `invalid option amqpServer: ${JSON.stringify(value)} (expected a host, host:port or an amqp:// or amqps:// URL)`,
-    cause === undefined ? undefined : { cause },
+    `invalid option amqpServer: ${shown} (expected a host, host:port or an amqp:// or amqps:// URL)`,
   );
+}
+
+/** `amqpServer` as given, its password shown as `***` (read as `amqp://<value>` when it has no scheme). */
+function redactAddress(value: string): string {
+  if (value.includes("://")) return redactUrl(value);
+  return redactUrl(`amqp://${value}`).slice("amqp://".length);
 }

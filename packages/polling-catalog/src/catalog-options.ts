@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { loggerOption, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
+import { redactedMark } from "./redact.js";
 
 /** The `fetch` the binding calls, once per HTTP attempt. */
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -44,7 +45,7 @@ const catalogOptionsSchema = z
     scheme: z.enum(["http", "https"], { error: '"http" or "https"' }).default("https"),
     server: z
       .string({ error: "a host or host:port string" })
-      .regex(/^[^/]+$/, { error: "a non-empty host or host:port without /" }),
+      .regex(/^[^/@]+$/, { error: "a non-empty host or host:port without / or @" }),
     catalogId: z.union([z.string().min(1), z.number().int().nonnegative()], {
       error: "a non-empty string or a non-negative integer",
     }),
@@ -63,6 +64,17 @@ export type ParsedCatalogOptions = z.output<typeof catalogOptionsSchema>;
  * the option and its value.
  */
 export function parseCatalogOptions(input: unknown): ParsedCatalogOptions {
+  const server = (input as { server?: unknown } | undefined)?.server;
+  if (typeof server === "string" && server.includes("@")) {
+    // `user:password@host` would put a password in every URL, log line and error: never echo it.
+    throw optionError(
+      ErrorCode.INVALID_OPTION,
+      "server",
+      `${redactedMark}@${server.slice(server.lastIndexOf("@") + 1)}`,
+      "a host or host:port without user information; pass secrets as credentials",
+      PollingCatalogError,
+    );
+  }
   const credentials = (input as { credentials?: unknown } | undefined)?.credentials;
   if (credentials !== undefined && !credentialsSchema.safeParse(credentials).success) {
     // Never echo a credential, even a malformed one.

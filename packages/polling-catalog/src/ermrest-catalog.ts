@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { basename } from "node:path";
+import { type InspectOptions, inspect } from "node:util";
 import { type Logger, sleep } from "@x/core";
 import {
   type ErmrestCatalogOptions,
@@ -10,6 +11,7 @@ import {
 } from "./catalog-options.js";
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
+import { inspectAs, redactedMark } from "./redact.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
 
@@ -60,6 +62,16 @@ interface RequestSpec {
   signal?: AbortSignal | undefined;
 }
 
+/** What {@link ErmrestCatalog.toJSON} and `util.inspect` show of a catalog: no secret. */
+export interface CatalogDescription {
+  /** The catalog's base URL. */
+  url: string;
+  /** Whether GET responses are cached. */
+  caching: boolean;
+  /** Which credentials are set, each as `"***"`. */
+  credentials: { cookie?: string; bearerToken?: string };
+}
+
 /** The timeout of one HTTP attempt, in ms. */
 const attemptTimeoutMs = 63_000;
 /** How many GET responses the cache keeps. */
@@ -86,8 +98,10 @@ export class ErmrestCatalog<
   readonly url: string;
   /** The logger given in the options (default silent). */
   protected readonly logger: Logger;
-  /** The validated options. */
-  protected readonly options: ParsedCatalogOptions;
+  /** The validated options, without the credentials (kept private, so that nothing can print them). */
+  protected readonly options: Omit<ParsedCatalogOptions, "credentials">;
+  /** Which credentials were given, for {@link ErmrestCatalog.toJSON}: never their values. */
+  readonly #credentialNames: Array<keyof ParsedCatalogOptions["credentials"]>;
   readonly #fetch: FetchFunction;
   readonly #cache: Lru<string, CatalogResponse> | undefined;
   readonly #baseHeaders: Headers;
@@ -98,8 +112,10 @@ export class ErmrestCatalog<
    */
   constructor(options: ErmrestCatalogOptions) {
     super();
-    this.options = parseCatalogOptions(options);
-    const { scheme, server, catalogId, credentials, caching, logger } = this.options;
+    const { credentials, ...parsed } = parseCatalogOptions(options);
+    this.options = parsed;
+    this.#credentialNames = (["cookie", "bearerToken"] as const).filter((name) => credentials[name] !== undefined);
+    const { scheme, server, catalogId, caching, logger } = parsed;
     this.url = `${scheme}://${server}/ermrest/catalog/${encodeURIComponent(String(catalogId))}`;
     this.logger = logger;
     this.#fetch = this.options.fetch ?? ((input, init) => fetch(input, init));
@@ -108,6 +124,26 @@ export class ErmrestCatalog<
     if (credentials.cookie !== undefined) this.#baseHeaders.set("Cookie", credentials.cookie);
     if (credentials.bearerToken !== undefined)
       this.#baseHeaders.set("Authorization", `Bearer ${credentials.bearerToken}`);
+  }
+
+  /**
+   * What `JSON.stringify` and structured loggers print: the URL, the settings, and which credentials are set,
+   * each shown as `"***"`. Never a credential.
+   */
+  toJSON(): CatalogDescription {
+    const credentials: CatalogDescription["credentials"] = {};
+    for (const name of this.#credentialNames) credentials[name] = redactedMark;
+    return { url: this.url, caching: this.options.caching, credentials };
+  }
+
+  /** `<ClassName> <url>`, for template literals and `String()`. */
+  override toString(): string {
+    return `${this.constructor.name} ${this.url}`;
+  }
+
+  /** What `util.inspect` (and so `console.log`) prints: the class name and {@link ErmrestCatalog.toJSON}. */
+  [inspect.custom](depth: number, options: InspectOptions, nested: typeof inspect): string {
+    return inspectAs(this.constructor.name, this.toJSON(), depth, options, nested);
   }
 
   /**

@@ -2,11 +2,12 @@ import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { amqpUrlFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
-import { ErmrestCatalog } from "./ermrest-catalog.js";
+import { type CatalogDescription, ErmrestCatalog } from "./ermrest-catalog.js";
 import { ErrorCode, NotModified, PollingCatalogError } from "./errors.js";
 import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
 import { NoticeSubscription } from "./notice-subscription.js";
 import { PollLoop } from "./poll-loop.js";
+import { redactUrl } from "./redact.js";
 import type { CatalogResponse } from "./response.js";
 
 /** Options of {@link PollingErmrestCatalog}: those of {@link ErmrestCatalog} plus the AMQP ones. */
@@ -124,10 +125,12 @@ const pollOptionsSchema = z
  * {@link PollingCatalogEvents}.
  */
 export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> {
-  /** The AMQP URL notices are read from. */
+  /** The AMQP URL notices are read from, its password shown as `***` (`amqp://user:***@host?heartbeat=60`). */
   readonly amqpUrl: string;
   /** The notice exchange. */
   readonly noticeExchange: string;
+  /** The AMQP URL with its password: private, so that no `util.inspect` or log can print it. */
+  readonly #amqpUrl: string;
 
   /**
    * @param options - see {@link PollingErmrestCatalogOptions}; validated at once, a bad one throws
@@ -142,8 +145,14 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       ErrorCode.INVALID_OPTION,
       PollingCatalogError,
     );
-    this.amqpUrl = amqpUrlFor(amqp.amqpServer, this.options.server);
+    this.#amqpUrl = amqpUrlFor(amqp.amqpServer, this.options.server);
+    this.amqpUrl = redactUrl(this.#amqpUrl);
     this.noticeExchange = amqp.noticeExchange;
+  }
+
+  /** {@link ErmrestCatalog.toJSON} plus the AMQP URL (password shown as `***`) and the notice exchange. */
+  override toJSON(): CatalogDescription & { amqpUrl: string; noticeExchange: string } {
+    return { ...super.toJSON(), amqpUrl: this.amqpUrl, noticeExchange: this.noticeExchange };
   }
 
   /**
@@ -285,7 +294,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       maxOutageMs: parsed.maxOutageMs,
       maxBindDelayMs: parsed.maxBindDelayMs,
       signal: parsed.signal,
-      bind: (handlers) => NoticeSubscription.open(this.amqpUrl, this.noticeExchange, handlers, this.logger),
+      bind: (handlers) => NoticeSubscription.open(this.#amqpUrl, this.noticeExchange, handlers, this.logger),
       onWake: (event) => this.emit("wake", event),
       onAmqp: (event) => this.emit("amqp", event),
       onOutage: (event) => this.emit("outage", event),

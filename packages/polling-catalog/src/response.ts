@@ -1,3 +1,9 @@
+import { type InspectOptions, inspect } from "node:util";
+import { inspectAs, redactedMark } from "./redact.js";
+
+/** Response headers that carry a credential: shown as `***` by {@link CatalogResponse.toJSON}. */
+const secretHeaders = new Set(["set-cookie", "authorization", "cookie", "proxy-authorization"]);
+
 /**
  * A completely read HTTP response of the catalog. The body is read once; {@link CatalogResponse.json} parses
  * it again on every call, so a caller may mutate the result without touching the response cache.
@@ -30,6 +36,21 @@ export class CatalogResponse {
   /** The body as text (`""` for a 204 or 304). */
   text(): string {
     return this.#body;
+  }
+
+  /**
+   * What `JSON.stringify` and structured loggers print: `status`, `url`, `etag` and the headers, with
+   * `Set-Cookie` (and any other credential header) shown as `"***"`. `headers` itself stays complete.
+   */
+  toJSON(): { status: number; url: string; etag: string | null; headers: Record<string, string> } {
+    const headers: Record<string, string> = {};
+    for (const [name, value] of this.headers) headers[name] = secretHeaders.has(name) ? redactedMark : value;
+    return { status: this.status, url: this.url, etag: this.etag, headers };
+  }
+
+  /** What `util.inspect` prints: `CatalogResponse` and {@link CatalogResponse.toJSON}. */
+  [inspect.custom](depth: number, options: InspectOptions, nested: typeof inspect): string {
+    return inspectAs("CatalogResponse", this.toJSON(), depth, options, nested);
   }
 
   /** The body parsed as JSON, a fresh value on every call. Throws a `SyntaxError` when it is not JSON. */

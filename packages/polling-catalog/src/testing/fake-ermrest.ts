@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type InspectOptions, inspect } from "node:util";
 import { sleep } from "@x/core";
 import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "../errors.js";
+import { inspectAs } from "../redact.js";
 import { columnTypes } from "./column-types.js";
 import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
 import type { Row } from "./fake-table.js";
@@ -207,6 +209,23 @@ class RunningFake implements FakeErmrest {
 
   rows(table: string): Row[] {
     return this.#catalog.rows(table);
+  }
+
+  /**
+   * What `JSON.stringify` and `util.inspect` show: the URL, the version and how many requests were answered.
+   * Not the requests themselves, whose headers hold the clients' cookies and tokens, nor the broker URL.
+   */
+  toJSON(): { url: string; version: number; requests: number; transactionAbortRate: number } {
+    return {
+      url: this.url,
+      version: this.version,
+      requests: this.requests.length,
+      transactionAbortRate: this.#abortRate,
+    };
+  }
+
+  [inspect.custom](depth: number, options: InspectOptions, nested: typeof inspect): string {
+    return inspectAs("FakeErmrest", this.toJSON(), depth, options, nested);
   }
 
   get transactionAbortRate(): number {
