@@ -93,6 +93,11 @@ export interface FakeErmrest extends AsyncDisposable {
   restart(downMs: number): Promise<void>;
   /** Stops the server (idle keep-alive connections included) and the AMQP connection. Idempotent. */
   close(): Promise<void>;
+  /**
+   * What `JSON.stringify` and `util.inspect` show: the URL, the version, how many requests were answered and
+   * the abort rate. Not the requests, whose headers hold the clients' cookies and tokens, nor the broker URL.
+   */
+  toJSON(): { url: string; version: number; requests: number; transactionAbortRate: number };
 }
 
 const tableSchema = z
@@ -211,10 +216,6 @@ class RunningFake implements FakeErmrest {
     return this.#catalog.rows(table);
   }
 
-  /**
-   * What `JSON.stringify` and `util.inspect` show: the URL, the version and how many requests were answered.
-   * Not the requests themselves, whose headers hold the clients' cookies and tokens, nor the broker URL.
-   */
   toJSON(): { url: string; version: number; requests: number; transactionAbortRate: number } {
     return {
       url: this.url,
