@@ -27,11 +27,30 @@ export interface ErmrestCatalogOptions {
   credentials?: Credentials;
   /** Keep the last 2xx GET response per URL (1 000 URLs, LRU) and revalidate it with `If-None-Match`. Default `true`. */
   caching?: boolean;
+  /**
+   * The largest response body read, in bytes (an integer ≥ 0): a larger one is cancelled as soon as it
+   * passes the bound and the call rejects with `ERR_X_POLLING_CATALOG_RESPONSE_TOO_LARGE`. Default
+   * `67_108_864` (64 MiB).
+   */
+  maxResponseBytes?: number;
+  /**
+   * The most bytes of response bodies the GET cache keeps in all, besides its 1 000 URLs (an integer ≥ 0); a
+   * body larger than this is not cached. Default `67_108_864` (64 MiB).
+   */
+  maxCacheBytes?: number;
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
   fetch?: FetchFunction;
 }
+
+/** The default of `maxResponseBytes` and `maxCacheBytes`: 64 MiB. */
+const defaultMaxBytes = 64 * 1024 * 1024;
+const bytes = z
+  .number({ error: "an integer number of bytes ≥ 0" })
+  .int({ error: "an integer number of bytes ≥ 0" })
+  .min(0, { error: "an integer number of bytes ≥ 0" })
+  .max(Number.MAX_SAFE_INTEGER, { error: "an integer number of bytes ≥ 0" });
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
 
@@ -51,6 +70,8 @@ const catalogOptionsSchema = z
     }),
     credentials: credentialsSchema.default({}),
     caching: z.boolean({ error: "a boolean" }).default(true),
+    maxResponseBytes: bytes.default(defaultMaxBytes),
+    maxCacheBytes: bytes.default(defaultMaxBytes),
     logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { basename } from "node:path";
 import { type InspectOptions, inspect } from "node:util";
-import { type Logger, sleep } from "@x/core";
+import { type Logger, sleep, XError } from "@x/core";
 import {
   type ErmrestCatalogOptions,
   type FetchFunction,
@@ -11,6 +11,7 @@ import {
 } from "./catalog-options.js";
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
+import { readBoundedBody } from "./read-body.js";
 import { inspectAs, redactedMark } from "./redact.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
@@ -68,6 +69,10 @@ export interface CatalogDescription {
   url: string;
   /** Whether GET responses are cached. */
   caching: boolean;
+  /** The `maxResponseBytes` option. */
+  maxResponseBytes: number;
+  /** The `maxCacheBytes` option. */
+  maxCacheBytes: number;
   /** Which credentials are set, each as `"***"`. */
   credentials: { cookie?: string; bearerToken?: string };
 }
@@ -76,6 +81,12 @@ export interface CatalogDescription {
 const attemptTimeoutMs = 63_000;
 /** How many GET responses the cache keeps. */
 const cacheCapacity = 1_000;
+
+/** A response and the size of its body in bytes, as received. */
+interface Sent {
+  response: CatalogResponse;
+  bytes: number;
+}
 
 /**
  * An HTTP binding of one ERMrest catalog: GET with a revalidated response cache, ETag-guarded PUT and DELETE,
@@ -103,7 +114,7 @@ export class ErmrestCatalog<
   /** Which credentials were given, for {@link ErmrestCatalog.toJSON}: never their values. */
   readonly #credentialNames: Array<keyof ParsedCatalogOptions["credentials"]>;
   readonly #fetch: FetchFunction;
-  readonly #cache: Lru<string, CatalogResponse> | undefined;
+  readonly #cache: Lru<string, Sent> | undefined;
   readonly #baseHeaders: Headers;
 
   /**
@@ -114,12 +125,20 @@ export class ErmrestCatalog<
     super();
     const { credentials, ...parsed } = parseCatalogOptions(options);
     this.options = parsed;
-    this.#credentialNames = (["cookie", "bearerToken"] as const).filter((name) => credentials[name] !== undefined);
+    this.#credentialNames = (["cookie", "bearerToken"] as const).filter(
+      (name) => credentials[name] !== undefined,
+    );
     const { scheme, server, catalogId, caching, logger } = parsed;
     this.url = `${scheme}://${server}/ermrest/catalog/${encodeURIComponent(String(catalogId))}`;
     this.logger = logger;
     this.#fetch = this.options.fetch ?? ((input, init) => fetch(input, init));
-    this.#cache = caching ? new Lru(cacheCapacity) : undefined;
+    this.#cache = caching
+      ? new Lru<string, Sent>({
+          maxEntries: cacheCapacity,
+          maxWeight: parsed.maxCacheBytes,
+          weigh: (e) => e.bytes,
+        })
+      : undefined;
     this.#baseHeaders = new Headers({ Accept: "*/*", "Deriva-Client-Context": clientContext() });
     if (credentials.cookie !== undefined) this.#baseHeaders.set("Cookie", credentials.cookie);
     if (credentials.bearerToken !== undefined)
@@ -133,7 +152,8 @@ export class ErmrestCatalog<
   toJSON(): CatalogDescription {
     const credentials: CatalogDescription["credentials"] = {};
     for (const name of this.#credentialNames) credentials[name] = redactedMark;
-    return { url: this.url, caching: this.options.caching, credentials };
+    const { caching, maxResponseBytes, maxCacheBytes } = this.options;
+    return { url: this.url, caching, maxResponseBytes, maxCacheBytes, credentials };
   }
 
   /** `<ClassName> <url>`, for template literals and `String()`. */
@@ -156,23 +176,24 @@ export class ErmrestCatalog<
    */
   async get(path: string, options: GetOptions = {}): Promise<CatalogResponse> {
     const url = this.#url(path);
-    const cached = this.#cache?.get(url);
+    const cached = this.#cache?.get(url)?.response;
     const headers = new Headers();
     if (cached?.etag != null) headers.set("If-None-Match", cached.etag);
     const callerHeaders = new Headers(options.headers);
     if (callerHeaders.has("if-none-match") || callerHeaders.has("if-match")) headers.delete("If-None-Match");
-    const response = await this.#send(url, {
+    const sent = await this.#send(url, {
       method: "GET",
       path,
       headers: mergeHeaders(headers, callerHeaders),
       hasBody: false,
       signal: options.signal,
     });
+    const { response } = sent;
     if (response.status === 304) {
       if (options.raiseNotModified) throw new NotModified(response, cached);
       return cached ?? response;
     }
-    if (response.status >= 200 && response.status < 300) this.#cache?.set(url, response);
+    if (response.status >= 200 && response.status < 300) this.#cache?.set(url, sent);
     return response;
   }
 
@@ -220,7 +241,11 @@ export class ErmrestCatalog<
     }
     const headers = new Headers();
     if (spec.guard?.etag != null) headers.set("If-Match", spec.guard.etag);
-    return this.#send(url, { ...spec, headers: mergeHeaders(headers, new Headers(spec.headers)) });
+    const sent = await this.#send(url, {
+      ...spec,
+      headers: mergeHeaders(headers, new Headers(spec.headers)),
+    });
+    return sent.response;
   }
 
   #url(path: string): string {
@@ -234,7 +259,7 @@ export class ErmrestCatalog<
   }
 
   /** One request with its retries; resolves with a 1xx–3xx response, rejects on 400–599. */
-  async #send(url: string, spec: RequestSpec): Promise<CatalogResponse> {
+  async #send(url: string, spec: RequestSpec): Promise<Sent> {
     const headers = new Headers(this.#baseHeaders);
     const init: RequestInit = { method: spec.method, headers };
     if (spec.hasBody) {
@@ -246,11 +271,12 @@ export class ErmrestCatalog<
     const idempotent = spec.method !== "POST";
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= maxTries;
-      let response: CatalogResponse;
+      let sent: Sent;
       try {
-        response = await this.#attempt(url, init, spec.signal);
+        sent = await this.#attempt(url, init, spec.signal);
       } catch (error) {
-        if (last || !idempotent || spec.signal?.aborted) throw error;
+        // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
+        if (last || !idempotent || spec.signal?.aborted || XError.is(error)) throw error;
         const waitMs = retryDelayMs(attempt - 1, null);
         this.logger.warn(
           { method: spec.method, url, attempt, waitMs, error: describeError(error) },
@@ -259,6 +285,7 @@ export class ErmrestCatalog<
         await sleep(waitMs, { signal: spec.signal });
         continue;
       }
+      const { response } = sent;
       const aborted = isTransactionAborted(response);
       if (!last && (aborted || (idempotent && isRetryableStatus(response.status)))) {
         const waitMs = retryDelayMs(attempt - 1, response.headers.get("retry-after"));
@@ -270,16 +297,19 @@ export class ErmrestCatalog<
         continue;
       }
       if (response.status >= 400 && response.status <= 599) throw errorForStatus(response);
-      return response;
+      return sent;
     }
   }
 
-  async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<CatalogResponse> {
+  async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {
     const timeout = AbortSignal.timeout(attemptTimeoutMs);
     const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const response = await this.#fetch(url, { ...init, signal: attemptSignal });
-    const body = await response.text();
-    return new CatalogResponse(response.status, response.headers, url, body);
+    const body = await readBoundedBody(response, this.options.maxResponseBytes, `${init.method} ${url}`);
+    return {
+      response: new CatalogResponse(response.status, response.headers, url, body.text),
+      bytes: body.bytes,
+    };
   }
 }
 

@@ -13,6 +13,11 @@ export const ErrorCode = {
   BAD_PATH: "ERR_X_POLLING_CATALOG_BAD_PATH",
   /** The server answered something the binding cannot use, e.g. a query that is not a JSON array. */
   BAD_RESPONSE: "ERR_X_POLLING_CATALOG_BAD_RESPONSE",
+  /**
+   * A response body was larger than `maxResponseBytes` (by its `Content-Length` or as it streamed in): the
+   * rest was not read and the connection was closed. Not retried.
+   */
+  RESPONSE_TOO_LARGE: "ERR_X_POLLING_CATALOG_RESPONSE_TOO_LARGE",
   /** The server answered with an error status (400–599). */
   HTTP: "ERR_X_POLLING_CATALOG_HTTP",
   /** A GET with `raiseNotModified` was answered 304. */

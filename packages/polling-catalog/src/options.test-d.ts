@@ -31,6 +31,8 @@ describe("catalog options", () => {
       catalogId: string | number;
       credentials?: Credentials;
       caching?: boolean;
+      maxResponseBytes?: number;
+      maxCacheBytes?: number;
       logger?: Logger;
       fetch?: FetchFunction;
     }>();

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { Lru } from "./lru.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, isTransactionAborted, retryDelayMs } from "./retry.js";
 
@@ -40,18 +39,5 @@ describe("retryDelayMs", () => {
     expect(isTransactionAborted(response(503, "Transaction aborted.\n"))).toBe(true);
     expect(isTransactionAborted(response(503, "Service Unavailable"))).toBe(false);
     expect(isTransactionAborted(response(500, "Transaction aborted.\n"))).toBe(false);
-  });
-});
-
-describe("Lru", () => {
-  it("keeps at most its capacity, dropping the least recently used", () => {
-    const lru = new Lru<string, number>(2);
-    lru.set("a", 1);
-    lru.set("b", 2);
-    expect(lru.get("a")).toBe(1);
-    lru.set("c", 3);
-    expect(lru.get("b")).toBeUndefined();
-    expect(lru.get("a")).toBe(1);
-    expect(lru.size).toBe(2);
   });
 });

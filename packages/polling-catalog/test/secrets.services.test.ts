@@ -39,7 +39,9 @@ describe("no AMQP password is printed (RabbitMQ)", () => {
   });
 
   it("by the error of startFakeErmrest when the broker refuses the password, or the fake itself", async () => {
-    const error = await startFakeErmrest({ tables: {}, amqpUrl: wrongPasswordUrl() }).catch((e: unknown) => e);
+    const error = await startFakeErmrest({ tables: {}, amqpUrl: wrongPasswordUrl() }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(Error);
     expectNoSecret(error);
     const exchange = uniqueName("secrets");

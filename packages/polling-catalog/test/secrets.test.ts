@@ -32,6 +32,8 @@ describe("no credential is printed", () => {
     expect(catalog.toJSON()).toEqual({
       url: "https://ermrest.example.org/ermrest/catalog/1",
       caching: true,
+      maxResponseBytes: 64 * 1024 * 1024,
+      maxCacheBytes: 64 * 1024 * 1024,
       credentials: { cookie: "***", bearerToken: "***" },
     });
     expect(inspect(catalog)).toContain("ErmrestCatalog {");
@@ -147,7 +149,9 @@ describe("no credential is printed", () => {
 
   it("by the fake ERMrest, whose requests keep the clients' headers", async () => {
     await using fake = await startFakeErmrest({ tables: { "S:T": { key: ["id"] } } });
-    await new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: 1, credentials }).get("/entity/S:T");
+    await new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: 1, credentials }).get(
+      "/entity/S:T",
+    );
     expect(fake.requests[0]?.headers.authorization).toBe(`Bearer ${secrets.bearerToken}`);
     expectNoSecret(fake);
     expect(fake.toJSON()).toEqual({ url: fake.url, version: 1, requests: 1, transactionAbortRate: 0 });

@@ -43,5 +43,6 @@ export function renderings(value: unknown): string[] {
 export function expectNoSecret(...values: unknown[]): void {
   for (const value of values)
     for (const text of renderings(value))
-      for (const needle of needles) expect(text, `found ${needle} in: ${text.slice(0, 2000)}`).not.toContain(needle);
+      for (const needle of needles)
+        expect(text, `found ${needle} in: ${text.slice(0, 2000)}`).not.toContain(needle);
 }
