@@ -14,6 +14,8 @@ export interface ConnectOptions {
   /** Give up after this long, in ms. */
   timeoutMs: number;
   signal?: AbortSignal | undefined;
+  /** The connection's name on the broker (`connection_name`: the management UI, `rabbitmqctl`, `stats`). */
+  name?: string | undefined;
 }
 
 /** The URL without its password, for logs and errors. */
@@ -43,7 +45,11 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
     const left = deadline - Date.now();
     try {
       options.signal?.throwIfAborted();
-      return await amqp.connect(url.toString(), { timeout: Math.max(100, left), noDelay: true });
+      return await amqp.connect(url.toString(), {
+        timeout: Math.max(100, left),
+        noDelay: true,
+        ...(options.name === undefined ? {} : { clientProperties: { connection_name: options.name } }),
+      });
     } catch (cause) {
       const delay = backoff.next();
       if (options.signal?.aborted || Date.now() + delay >= deadline)

@@ -10,6 +10,7 @@ import {
 } from "@x/core/internal";
 import { redact } from "./amqp.js";
 import { ErrorCode } from "./errors.js";
+import { parseRanges } from "./ranges.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
 import { queueStats } from "./stats.js";
@@ -37,10 +38,17 @@ Options:
   --amqp URL          the broker (amqp:// or amqps://)
   --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]
   --max-items-per-write N
-                      most items per storage call: a queue's messages are merged,
-                      whole, up to this many (default 100; 10000 for bulk loads)
-  --prefetch N        unacknowledged messages held per queue (default 100)
-  --processes N       child processes sharing the 16 ranges (default 1)
+                      most items per storage call: the messages a queue holds are
+                      merged, whole, up to this many, never waiting for more
+                      (default 10000; 100 was the default before)
+  --prefetch N        unacknowledged messages held per queue
+                      (default 2 x max-items-per-write / 1000: 20)
+  --ranges R          serve only these ranges (first hex digits of the ids):
+                      0-7, 8-f, 0,3,a-c (default all 16: 0-f)
+  --standby T         be a standby for these ranges: take a queue only once another
+                      server consumes it, or after T seconds (s, m, h, d suffixes
+                      allowed) if none does; on every (re)connect (default: active)
+  --processes N       child processes sharing the ranges (default 1)
   --prefix P          name every exchange and queue P.<name> (default: no prefix)
   --heartbeat T       AMQP heartbeat interval in seconds, or with an s, m, h or d suffix
                       (default 10; rounded up to whole seconds; 0 disables heartbeats)
@@ -51,7 +59,9 @@ Options:
   stats: `Usage: x-rmq-storage stats --amqp URL [options]
 
 One entry per worker queue (160) and per dead-letter queue (5): messages ready and consumers (passive
-declare), messages unacknowledged (management API; null when it cannot be reached).
+declare), messages unacknowledged and the active consumer, named by its connection ("x-rmq-storage
+<host> pid <pid> ranges <ranges>[ standby]" for a server) (management API; null when it cannot be
+reached).
 
 Options:
   --amqp URL          the broker (amqp:// or amqps://)
@@ -92,6 +102,15 @@ const heartbeat = (value: string | undefined): number | undefined => {
   return ms;
 };
 
+/** `--standby` in ms, more than 0 and at most one hour (the `standbyWaitMs` option's range). */
+const standby = (value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const ms = Math.ceil(parseDurationMs("--standby", value));
+  if (ms < 1 || ms > 3_600_000)
+    throw new UsageError(`--standby expects more than 0 and at most 1h, got ${JSON.stringify(value)}`);
+  return ms;
+};
+
 async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promise<number> {
   const { values } = parseCommandLine({
     args,
@@ -101,6 +120,8 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
       "max-items-per-write": { type: "string" },
       prefetch: { type: "string" },
       processes: { type: "string" },
+      ranges: { type: "string" },
+      standby: { type: "string" },
       prefix: { type: "string" },
       heartbeat: { type: "string" },
       "ready-fd": { type: "string" },
@@ -113,6 +134,12 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
   if (!values.amqp) throw new UsageError("serve needs --amqp URL");
   if (!values.storage) throw new UsageError("serve needs --storage sqlite:PATH|postgres://…");
   const heartbeatMs = heartbeat(values.heartbeat);
+  const standbyWaitMs = standby(values.standby);
+  const ranges = values.ranges === undefined ? undefined : parseRanges(values.ranges);
+  if (values.ranges !== undefined && ranges === undefined)
+    throw new UsageError(
+      `--ranges expects hex digits and spans such as 0-7 or 0,3,a-c, got ${JSON.stringify(values.ranges)}`,
+    );
   const fd = readyFd(values["ready-fd"]);
   const level = (values["log-level"] ?? "info") as LogLevel;
   if (!["debug", "info", "warn", "error", "silent"].includes(level))
@@ -133,6 +160,8 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
     ...defined("maxItemsPerWrite", positiveInt("--max-items-per-write", values["max-items-per-write"])),
     ...defined("prefetch", positiveInt("--prefetch", values.prefetch)),
     ...defined("processes", positiveInt("--processes", values.processes)),
+    ...defined("ranges", ranges),
+    ...defined("standbyWaitMs", standbyWaitMs),
     ...defined("prefix", values.prefix),
     ...defined("heartbeatMs", heartbeatMs),
   };
@@ -191,13 +220,17 @@ async function stats(args: string[]): Promise<number> {
     return ExitCode.OK;
   }
   const table = [
-    ["queue", "ready", "unacked", "consumers"],
-    ...rows.map((r) => [r.queue, show(r.ready), show(r.unacked), show(r.consumers)]),
+    ["queue", "ready", "unacked", "consumers", "active"],
+    ...rows.map((r) => [r.queue, show(r.ready), show(r.unacked), show(r.consumers), r.active ?? "-"]),
   ];
   const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? "").length))) ?? [];
   for (const row of table)
     process.stdout.write(
-      `${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ")}\n`,
+      `${row
+        .map((cell, i) =>
+          i === 0 ? cell.padEnd(widths[i] ?? 0) : i === row.length - 1 ? cell : cell.padStart(widths[i] ?? 0),
+        )
+        .join("  ")}\n`,
     );
   return ExitCode.OK;
 }

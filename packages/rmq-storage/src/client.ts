@@ -13,6 +13,7 @@ import {
   topology,
   topologyNames,
 } from "./amqp.js";
+import { DEFAULT_ITEMS_PER_MESSAGE } from "./defaults.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions, intAtLeast, intIn, renamedOption } from "./option-schemas.js";
 import { exchangeOf, splitItems, splitKeys } from "./routing.js";
@@ -39,8 +40,8 @@ export interface RmqStorageClientOptions {
   storage: ProvenanceStorage;
   /**
    * Items per message: each routing key's items of a call are cut into messages of this many (the last one
-   * shorter). Integer 1…100 000. Default 100, as in swh-provenance (its `batch_size`); larger messages
-   * (1 000) suit bulk loads. The server's `maxItemsPerWrite` caps what it merges into one storage call.
+   * shorter). Integer 1…100 000. Default 1 000 (swh-provenance's `batch_size` was 100: set 100 to get its
+   * messages back). The server's `maxItemsPerWrite` caps what it merges into one storage call.
    */
   itemsPerMessage?: number;
   /** A call resolves `false` after this long without progress, at least, in ms; a number > 0. Default 60 000. */
@@ -116,7 +117,7 @@ const optionsSchema = z.strictObject({
       storageMethods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
     { error: "a ProvenanceStorage (an object with every storage method)" },
   ),
-  itemsPerMessage: intIn("number of items", 1, MAX_ITEMS).default(100),
+  itemsPerMessage: intIn("number of items", 1, MAX_ITEMS).default(DEFAULT_ITEMS_PER_MESSAGE),
   batchSize: renamedOption("itemsPerMessage"),
   waitMinMs: milliseconds("positive").default(60_000),
   waitPerBatchMs: milliseconds("nonnegative").default(10_000),

@@ -34,6 +34,7 @@ describe("option names and units", () => {
       | "heartbeatMs"
       | "prefix"
       | "ranges"
+      | "standbyWaitMs"
       | "logger"
     >();
     expectTypeOf<keyof RmqStorageClientOptions>().toEqualTypeOf<
@@ -62,7 +63,9 @@ describe("option names and units", () => {
   });
 
   it("types every duration (…Ms) and every size (…Bytes) as a plain number", () => {
-    expectTypeOf<MsKeys<RmqStorageServerOptions>>().toEqualTypeOf<"connectTimeoutMs" | "heartbeatMs">();
+    expectTypeOf<MsKeys<RmqStorageServerOptions>>().toEqualTypeOf<
+      "connectTimeoutMs" | "heartbeatMs" | "standbyWaitMs"
+    >();
     expectTypeOf<
       Required<RmqStorageServerOptions>[MsKeys<RmqStorageServerOptions>]
     >().toEqualTypeOf<number>();
@@ -85,7 +88,7 @@ describe("option names and units", () => {
       (() => ProvenanceStorage | Promise<ProvenanceStorage>) | string
     >();
     expectTypeOf<RmqStorageClientOptions["storage"]>().toEqualTypeOf<ProvenanceStorage>();
-    expectTypeOf<RmqStorageServerOptions["ranges"]>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf<RmqStorageServerOptions["ranges"]>().toEqualTypeOf<string[] | string | undefined>();
     expectTypeOf<SqliteStorageOptions["synchronous"]>().toEqualTypeOf<"normal" | "full" | undefined>();
     expectTypeOf<RmqStorageClientOptions["logger"]>().toEqualTypeOf<Logger | undefined>();
     expectTypeOf<RmqStorageClientOptions["signal"]>().toEqualTypeOf<AbortSignal | undefined>();

@@ -22,6 +22,7 @@ export interface ChildOptions {
   heartbeatMs: number;
   prefix: string;
   ranges: string[];
+  standbyWaitMs: number;
 }
 
 /** Splits `ranges` into `n` contiguous groups of nearly equal size. */

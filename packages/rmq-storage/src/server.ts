@@ -1,14 +1,17 @@
 import { EventEmitter } from "node:events";
+import { hostname } from "node:os";
 import { type Logger, sleep, XError } from "@x/core";
 import { parseOptions } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareTopology, reconnectBackoff, redact, type Topology, topology } from "./amqp.js";
+import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
 import { startProcessGroup } from "./process-group.js";
 import { QueueWorker, type ServerEvents } from "./queue-worker.js";
-import { ranges as allRanges, workerQueues } from "./routing.js";
+import { formatRanges, parseRanges } from "./ranges.js";
+import { ranges as allRanges, type QueueSpec, workerQueues } from "./routing.js";
 import { isStorageSpec, openStorage } from "./storage-spec.js";
 import type { ProvenanceStorage } from "./types.js";
 import { MAX_ITEMS } from "./wire.js";
@@ -26,11 +29,15 @@ export interface RmqStorageServerOptions {
   storage: (() => ProvenanceStorage | Promise<ProvenanceStorage>) | string;
   /**
    * Most items per storage call: a queue's worker merges the messages it holds, whole, up to this many
-   * items into one write (a larger message is written alone). Integer 1…100 000. Default 100; bulk loads
-   * want 10 000. The client's `itemsPerMessage` sets how many items each message carries.
+   * items into one write (a larger message is written alone), never waiting for more: a lone small write
+   * goes out at once. Integer 1…100 000. Default 10 000 (swh-provenance's `batch_size` was 100). The
+   * client's `itemsPerMessage` sets how many items each message carries.
    */
   maxItemsPerWrite?: number;
-  /** Unacknowledged messages the server holds per queue. Integer 1…65 535. Default 100. */
+  /**
+   * Unacknowledged messages the server holds per queue. Integer 1…65 535. Default: room for two full writes
+   * of 1 000-item messages, 2 × ⌈`maxItemsPerWrite` / 1 000⌉ (20 with the default `maxItemsPerWrite`).
+   */
   prefetch?: number;
   /** Node processes serving the 16 ranges (contiguous groups); an integer 1…16, more than 1 needs a string `storage`. Default 1. */
   processes?: number;
@@ -49,11 +56,26 @@ export interface RmqStorageServerOptions {
    * (see the README's "Routing table").
    */
   prefix?: string;
-  /** The ranges (first hex digits) this server serves. Default all 16. */
-  ranges?: string[];
+  /**
+   * The ranges (first hex digits of the ids) this server serves: a list of digits (`["0", "1"]`) or a string
+   * of digits and spans (`"0-7"`, `"8-f"`, `"0,3,a-c"`). Default all 16. Several servers (on several
+   * machines) with disjoint ranges share the write load; see {@link standbyWaitMs} for their standbys.
+   */
+  ranges?: string[] | string;
+  /**
+   * Makes this server a standby for its ranges: on every connect (at start and after a reconnect) it
+   * registers its consumer on a queue only once that queue already has one (another server's, which stays
+   * the active one: RabbitMQ gives a single-active-consumer queue to the consumer registered first), or
+   * after this many ms when none comes (then it is the active one). In ms, an integer 0…3 600 000; 0
+   * (default): register at once. For the two-host layout of the README's "Deployment".
+   */
+  standbyWaitMs?: number;
   /** Where the server logs. Default: silent. */
   logger?: Logger;
 }
+
+const rangesError =
+  'a list of distinct hex digits, or a string of digits and spans such as "0-7" or "0,3,a-c"';
 
 const optionsSchema = z
   .strictObject({
@@ -65,20 +87,29 @@ const optionsSchema = z
       ],
       { error: "a storage factory, sqlite:PATH or postgres://…" },
     ),
-    maxItemsPerWrite: intIn("number of items", 1, MAX_ITEMS).default(100),
+    maxItemsPerWrite: intIn("number of items", 1, MAX_ITEMS).default(DEFAULT_MAX_ITEMS_PER_WRITE),
     batchSize: renamedOption("maxItemsPerWrite"),
-    prefetch: intIn("number of messages", 1, 65_535).default(100),
+    prefetch: intIn("number of messages", 1, 65_535).optional(),
     processes: intIn("number of processes", 1, 16).default(1),
     ranges: z
-      .array(z.enum(allRanges as [string, ...string[]]), { error: "a list of distinct hex digits" })
-      .min(1, { error: "a list of distinct hex digits" })
-      .refine((list) => new Set(list).size === list.length, { error: "a list of distinct hex digits" })
+      .preprocess(
+        (value) => (typeof value === "string" ? (parseRanges(value) ?? value) : value),
+        z
+          .array(z.enum(allRanges as [string, ...string[]], { error: rangesError }), { error: rangesError })
+          .min(1, { error: rangesError })
+          .refine((list) => new Set(list).size === list.length, { error: rangesError }),
+      )
       .default([...allRanges]),
+    standbyWaitMs: intIn("number of milliseconds", 0, 3_600_000).default(0),
   })
   .refine((options) => options.processes === 1 || typeof options.storage === "string", {
     path: ["processes"],
     error: "1 unless storage is a string (sqlite:PATH or postgres://…)",
-  });
+  })
+  .transform((options) => ({
+    ...options,
+    prefetch: options.prefetch ?? defaultPrefetch(options.maxItemsPerWrite),
+  }));
 
 type Parsed = z.output<typeof optionsSchema>;
 
@@ -96,6 +127,8 @@ type Parsed = z.output<typeof optionsSchema>;
 export class RmqStorageServer extends EventEmitter<ServerEvents> {
   readonly #options: Parsed;
   readonly #top: Topology;
+  /** The connection's name on the broker, also the start of its consumer tags: host, pid, ranges, role. */
+  readonly #name: string;
   readonly #workers = new Map<string, QueueWorker>();
   readonly #reconnecting = new AbortController();
   #storage: ProvenanceStorage | undefined;
@@ -109,6 +142,8 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     super();
     this.#options = options;
     this.#top = topology(options.prefix);
+    const standby = options.standbyWaitMs > 0 ? " standby" : "";
+    this.#name = `x-rmq-storage ${hostname()} pid ${process.pid} ranges ${formatRanges(options.ranges)}${standby}`;
   }
 
   /**
@@ -161,7 +196,15 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       await this.#storage.close().catch(() => {});
       throw error;
     }
-    logger.info({ url: redact(this.#options.url), queues: queues.length }, "serving");
+    logger.info(
+      {
+        url: redact(this.#options.url),
+        queues: queues.length,
+        ranges: formatRanges(this.#options.ranges),
+        standby: this.#options.standbyWaitMs > 0,
+      },
+      "serving",
+    );
   }
 
   async #connect(timeoutMs: number): Promise<void> {
@@ -171,6 +214,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       heartbeatMs,
       timeoutMs,
       signal: this.#reconnecting.signal,
+      name: this.#name,
     });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
@@ -190,16 +234,23 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       };
       channel.once("close", onClose);
       connection.once("close", onClose);
-      this.#consumers = await Promise.all(
-        queues.map(async (spec) => {
-          const worker = this.#workers.get(spec.name) as QueueWorker;
-          const { consumerTag } = await channel.consume(this.#top.queue(spec), (message) => {
+      const consume = async (spec: QueueSpec) => {
+        const worker = this.#workers.get(spec.name) as QueueWorker;
+        const queue = this.#top.queue(spec);
+        const { consumerTag } = await channel.consume(
+          queue,
+          (message) => {
             if (message === null) this.#lost(connection, channel);
             else worker.receive(channel, message);
-          });
-          return consumerTag;
-        }),
-      );
+          },
+          { consumerTag: `${this.#name} ${queue}` },
+        );
+        return consumerTag;
+      };
+      this.#consumers =
+        this.#options.standbyWaitMs > 0
+          ? await this.#standBy(channel, queues, consume)
+          : await Promise.all(queues.map(consume));
       ready = true;
       if (closed) this.#lost(connection, channel);
     } catch (error) {
@@ -209,6 +260,34 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       }
       await connection.close().catch(() => {});
       throw error;
+    }
+  }
+
+  /**
+   * A standby's registration: each queue's consumer once the queue has one (the active server's), the rest
+   * when `standbyWaitMs` has passed. Looks every 200 ms.
+   */
+  async #standBy(
+    channel: Channel,
+    queues: readonly QueueSpec[],
+    consume: (spec: QueueSpec) => Promise<string>,
+  ): Promise<string[]> {
+    const deadline = performance.now() + this.#options.standbyWaitMs;
+    const tags: string[] = [];
+    let waiting = [...queues];
+    for (;;) {
+      const late = performance.now() >= deadline;
+      const counts = await Promise.all(
+        waiting.map(async (spec) => (await channel.checkQueue(this.#top.queue(spec))).consumerCount),
+      );
+      const now = waiting.filter((_, i) => late || (counts[i] as number) > 0);
+      tags.push(...(await Promise.all(now.map(consume))));
+      waiting = waiting.filter((spec) => !now.includes(spec));
+      if (waiting.length === 0) return tags;
+      if (late) continue;
+      await sleep(Math.min(200, Math.max(0, deadline - performance.now())), {
+        signal: this.#reconnecting.signal,
+      });
     }
   }
 

@@ -35,3 +35,24 @@ export async function queueDepth(queue: string): Promise<{ ready: number; consum
     await connection.close().catch(() => {});
   }
 }
+
+/**
+ * The active consumer's tag of every queue whose name starts with `start`, as the broker sees it
+ * (`rabbitmqctl list_consumers`, whose `active` column is single active consumer's choice).
+ */
+export async function activeConsumers(start: string): Promise<Map<string, string>> {
+  const { stdout } = await promisify(execFile)("rabbitmqctl", [
+    "list_consumers",
+    "-q",
+    "--no-table-headers",
+    "queue_name",
+    "consumer_tag",
+    "active",
+  ]);
+  const active = new Map<string, string>();
+  for (const line of stdout.split("\n")) {
+    const [queue, tag, flag] = line.split("\t");
+    if (queue?.startsWith(start) && flag === "true") active.set(queue, tag as string);
+  }
+  return active;
+}

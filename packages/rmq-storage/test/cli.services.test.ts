@@ -10,7 +10,7 @@ import { waitFor } from "@x/test-support/wait-for";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { EntityType, openSqliteStorage, RmqStorageClient, RmqStorageServer } from "../src/index.js";
 import { queueStats } from "../src/stats.js";
-import { brokerNames } from "./broker.js";
+import { activeConsumers, brokerNames, queueDepth } from "./broker.js";
 import { randomId } from "./fixture.js";
 import { cliCommand, sandbox, serveArgs, spawnServer } from "./stack.js";
 
@@ -69,6 +69,46 @@ describe("x-rmq-storage", () => {
     expect(teardownBadStorage.code).toBe(78);
   }, 60_000);
 
+  it("serve --ranges serves only those ranges; --standby waits for another server; bad values exit 64", async () => {
+    const bad = await Promise.all(
+      [
+        ["--ranges", "0-g"],
+        ["--ranges", "7-0"],
+        ["--ranges", ""],
+        ["--standby", "0"],
+        ["--standby", "2h"],
+      ].map((flags) => run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", ...flags])),
+    );
+    expect(bad.map((r) => r.code)).toEqual([64, 64, 64, 64, 64]);
+    expect(bad[0]?.stderr).toContain("--ranges");
+    expect(bad[3]?.stderr).toContain("--standby");
+    const prefix = box.prefix();
+    const args = [...serveArgs(`sqlite:${box.file()}`, prefix), "--log-level", "warn"];
+    // A standby started first waits, and takes the queues only once an active server consumes them.
+    const standby = await spawnServer([...args, "--ranges", "8-f", "--standby", "60"], {
+      waitForReady: false,
+    });
+    await waitFor(
+      async () => (await queueDepth(`${prefix}content_add.unknown.8`)) !== null,
+      30_000,
+      "the standby to declare its queues",
+    );
+    const active = await spawnServer([...args, "--ranges", "8-f"]);
+    await standby.ready();
+    const rows = await queueStats({ url: AMQP_URL, prefix, management: "http://127.0.0.1:1" });
+    const consumers = (range: string) =>
+      rows.find((r) => r.queue === `${prefix}content_add.unknown.${range}`)?.consumers;
+    expect([..."0123456789abcdef"].map(consumers)).toEqual([...Array(8).fill(null), ...Array(8).fill(2)]);
+    const chosen = await activeConsumers(prefix);
+    expect(chosen.size).toBe(80);
+    for (const tag of chosen.values()) expect(tag).toContain(` pid ${active.child.pid} ranges 8-f `);
+    for (const server of [standby, active]) server.child.kill("SIGTERM");
+    expect(await Promise.all([once(standby.child, "exit"), once(active.child, "exit")])).toEqual([
+      [0, null],
+      [0, null],
+    ]);
+  }, 90_000);
+
   it("serve --heartbeat takes a duration in seconds or with a suffix, at most 1h; anything else exits 64", async () => {
     const [word, negative, tooLong] = await Promise.all(
       ["soon", "-1", "2h"].map((value) =>
@@ -102,7 +142,13 @@ describe("x-rmq-storage", () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(none).toHaveLength(165);
-    expect(none[0]).toEqual({ queue: expect.any(String), ready: null, unacked: null, consumers: null });
+    expect(none[0]).toEqual({
+      queue: expect.any(String),
+      ready: null,
+      unacked: null,
+      consumers: null,
+      active: null,
+    });
 
     const server = await RmqStorageServer.start({
       url: AMQP_URL,
@@ -131,10 +177,17 @@ describe("x-rmq-storage", () => {
       ready: 0,
       unacked: null,
       consumers: 1,
+      active: null,
     });
-    expect(rows).toContainEqual({ queue: `${prefix}content.dead`, ready: 0, unacked: null, consumers: 0 });
+    expect(rows).toContainEqual({
+      queue: `${prefix}content.dead`,
+      ready: 0,
+      unacked: null,
+      consumers: 0,
+      active: null,
+    });
     const table = await run(["stats", "--amqp", AMQP_URL, "--prefix", prefix]);
-    expect(table.stdout.split("\n")[0]).toMatch(/^queue\s+ready\s+unacked\s+consumers$/);
+    expect(table.stdout.split("\n")[0]).toMatch(/^queue\s+ready\s+unacked\s+consumers\s+active$/);
   }, 60_000);
 
   it("stats exits 1 when the broker cannot be reached", async () => {

@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
 import { XError } from "@x/core";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { startTcpProxy } from "@x/test-support/tcp-proxy";
@@ -74,7 +76,12 @@ async function fakeServer(prefix: string) {
 }
 
 async function realStack(
-  options: { file?: string; maxItemsPerWrite?: number; storage?: () => Promise<ProvenanceStorage> } = {},
+  options: {
+    file?: string;
+    maxItemsPerWrite?: number;
+    itemsPerMessage?: number;
+    storage?: () => Promise<ProvenanceStorage>;
+  } = {},
 ) {
   const [file, prefix] = [options.file ?? box.file(), box.prefix()];
   const server = await RmqStorageServer.start({
@@ -84,7 +91,13 @@ async function realStack(
     ...(options.maxItemsPerWrite ? { maxItemsPerWrite: options.maxItemsPerWrite } : {}),
   });
   const local = await reader(file);
-  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage: local, prefix, waitMinMs: 30_000 });
+  const client = await RmqStorageClient.connect({
+    url: AMQP_URL,
+    storage: local,
+    prefix,
+    waitMinMs: 30_000,
+    ...(options.itemsPerMessage ? { itemsPerMessage: options.itemsPerMessage } : {}),
+  });
   return {
     file,
     prefix,
@@ -166,6 +179,11 @@ describe("options", () => {
       [{ storage, heartbeat: 10 }, "heartbeat"],
       [{ storage, heartbeatMs: -1 }, "heartbeatMs"],
       [{ storage, processes: 2 }, "processes"],
+      [{ storage, ranges: "8-0" }, "ranges"],
+      [{ storage, ranges: "0-g" }, "ranges"],
+      [{ storage, ranges: ["0", "0"] }, "ranges"],
+      [{ storage, ranges: [] }, "ranges"],
+      [{ storage, standbyWaitMs: -1 }, "standbyWaitMs"],
       [{ storage: "mysql://db" }, "storage"],
       [{ storage, url: "amqp:" }, "url"],
     ];
@@ -405,8 +423,86 @@ describe("client", () => {
 });
 
 describe("server", () => {
+  it("by default: messages of 1 000 items, merged up to 10 000 items per write, a prefetch of 20", async () => {
+    const stack = await realStack();
+    const batches: Array<{ messages: number; items: number }> = [];
+    stack.server.on("batch", (b) => batches.push(b));
+    const ids = Array.from({ length: 25_000 }, () => idIn("9"));
+    expect(await stack.client.contentAdd(new Map(ids.map((id, i) => [id, BigInt(i)])))).toBe(true);
+    expect(batches.reduce((n, b) => n + b.messages, 0)).toBe(25);
+    expect(batches.every((b) => b.items === b.messages * 1_000 && b.items <= 10_000)).toBe(true);
+    expect(Math.max(...batches.map((b) => b.items))).toBeGreaterThan(1_000);
+    const { stdout } = await promisify(execFile)("rabbitmqctl", [
+      "list_consumers",
+      "-q",
+      "--no-table-headers",
+      "queue_name",
+      "prefetch_count",
+    ]);
+    expect(stdout).toContain(`${stack.prefix}content_add.unknown.9\t20\n`);
+    // A lone small write goes out at once: nothing waits for more.
+    batches.length = 0;
+    const started = performance.now();
+    expect(await stack.client.contentAdd(new Map([[idIn("a"), 1n]]))).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(batches).toEqual([expect.objectContaining({ messages: 1, items: 1 })]);
+    await stack.close();
+  });
+
+  it("serves only its ranges, given as a list or as spans", async () => {
+    for (const ranges of ["0-3,c", ["0", "1", "2", "3", "c"]]) {
+      const prefix = box.prefix();
+      const server = await RmqStorageServer.start({
+        url: AMQP_URL,
+        storage: () => openSqliteStorage(":memory:"),
+        prefix,
+        ranges,
+      });
+      const consumers = await Promise.all(
+        [..."0123456789abcdef"].map(
+          async (r) => (await queueDepth(`${prefix}content_add.unknown.${r}`))?.consumers,
+        ),
+      );
+      const none = undefined; // a queue of another range is not even declared
+      expect(consumers).toEqual([
+        1,
+        1,
+        1,
+        1,
+        none,
+        none,
+        none,
+        none,
+        none,
+        none,
+        none,
+        none,
+        1,
+        none,
+        none,
+        none,
+      ]);
+      await server.stop();
+    }
+  });
+
+  it("a standby takes its queues after standbyWaitMs when no other server consumes them", async () => {
+    const prefix = box.prefix();
+    const started = performance.now();
+    const standby = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: () => openSqliteStorage(":memory:"),
+      prefix,
+      ranges: "5",
+      standbyWaitMs: 1_500,
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1_500);
+    expect((await queueDepth(`${prefix}content_add.unknown.5`))?.consumers).toBe(1);
+    await standby.stop();
+  });
+
   it("writes batches of whole messages of at most maxItemsPerWrite items; a larger message alone", async () => {
-    const stack = await realStack({ maxItemsPerWrite: 250 });
+    const stack = await realStack({ maxItemsPerWrite: 250, itemsPerMessage: 100 });
     const batches: Array<{ messages: number; items: number }> = [];
     stack.server.on("batch", (b) => batches.push(b));
     const ids = Array.from({ length: 3_000 }, () => idIn("5"));
@@ -472,7 +568,7 @@ describe("server", () => {
         },
       });
     };
-    const stack = await realStack({ file, storage: slow });
+    const stack = await realStack({ file, storage: slow, maxItemsPerWrite: 100, itemsPerMessage: 100 });
     const batches: number[] = [];
     stack.server.on("batch", (b) => batches.push(b.items));
     const ids = Array.from({ length: 2_000 }, () => idIn("8"));

@@ -188,7 +188,7 @@ describe("reliability: after each failure, the stored data equals direct writes 
     const big = bigContentCall(20_000);
     const fixture = generateFixture({ seed: 14 });
     const pending = apply(client, big);
-    await waitFor(() => batches.a > 20, 30_000, "server a to write");
+    await waitFor(() => batches.a >= 1, 30_000, "server a to write");
     expect(batches.b).toBe(0);
     await a.stop();
     const results = await Promise.all(fixture.calls.map((call) => apply(client, call)));

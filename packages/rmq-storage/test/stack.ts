@@ -80,14 +80,23 @@ export const cliCommand = (...args: string[]): string[] => [
   ...args,
 ];
 
+/** A `serve` child: its process, what it printed so far, and a promise of its ready line. */
+export interface ServerChild {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves once the ready line is printed; rejects if the child exits first. */
+  ready: () => Promise<void>;
+}
+
 /**
  * `x-rmq-storage serve` in a child process (from the sources, through tsx); resolves once it prints its
- * ready line on stdout, as a user would wait for it.
+ * ready line on stdout, as a user would wait for it (with `waitForReady: false`, at once).
  */
 export async function spawnServer(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv } = {},
-): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
+  options: { env?: NodeJS.ProcessEnv; waitForReady?: boolean } = {},
+): Promise<ServerChild> {
   const child = spawn(process.execPath, cliCommand("serve", ...args), {
     stdio: ["ignore", "pipe", "pipe"],
     ...(options.env ? { env: options.env } : {}),
@@ -100,13 +109,16 @@ export async function spawnServer(
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  await waitFor(
-    () => stdout.split("\n").includes("ready") || child.exitCode !== null,
-    60_000,
-    "the server child's ready line",
-  );
-  if (child.exitCode !== null) throw new Error(`server child exited ${child.exitCode}: ${stderr}`);
-  return { child, stdout: () => stdout, stderr: () => stderr };
+  const ready = async () => {
+    await waitFor(
+      () => stdout.split("\n").includes("ready") || child.exitCode !== null,
+      60_000,
+      "the server child's ready line",
+    );
+    if (child.exitCode !== null) throw new Error(`server child exited ${child.exitCode}: ${stderr}`);
+  };
+  if (options.waitForReady !== false) await ready();
+  return { child, stdout: () => stdout, stderr: () => stderr, ready };
 }
 
 /** Opens a read-only view of the storage for a client (the server writes the same file). */
