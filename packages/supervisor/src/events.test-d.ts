@@ -24,7 +24,7 @@ describe("SupervisorEvents", () => {
     expectTypeOf<SupervisorEvents["reject"]>().toEqualTypeOf<[RejectEvent]>();
   });
 
-  it("types a rejection: its kind, one of the fifteen reasons, an optional file or peer", () => {
+  it("types a rejection: its kind, one of the eighteen reasons, an optional file or peer", () => {
     expectTypeOf<RejectEvent>().toEqualTypeOf<{
       kind: "line" | "command" | "file" | "connection";
       reason: RejectReason;
@@ -39,15 +39,18 @@ describe("SupervisorEvents", () => {
       | "bad-cr"
       | "bad-name"
       | "not-a-file"
+      | "symlink"
       | "unreadable"
       | "unknown-command"
       | "bad-done"
       | "command-too-long"
+      | "too-many-commands"
       | "tls-no-certificate"
       | "tls-untrusted-certificate"
       | "tls-expired-certificate"
       | "tls-plaintext"
       | "tls-handshake"
+      | "too-many-connections"
     >();
   });
 });

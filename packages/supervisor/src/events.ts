@@ -11,11 +11,13 @@ export type RejectReason =
   | "unknown-command"
   | "bad-done"
   | "command-too-long"
+  | "too-many-commands"
   | "tls-no-certificate"
   | "tls-untrusted-certificate"
   | "tls-expired-certificate"
   | "tls-plaintext"
-  | "tls-handshake";
+  | "tls-handshake"
+  | "too-many-connections";
 
 /** Payload of the `reject` event. */
 export interface RejectEvent {
@@ -73,8 +75,9 @@ export interface SupervisorStats {
   /** Connections accepted, on the Unix socket and over TLS. */
   connections: number;
   /**
-   * TLS connections refused before a byte of the protocol was read: no client certificate, one from another
-   * CA, an expired one, plaintext, or a failed handshake.
+   * Connections refused before a byte of the protocol was read: over TLS, no client certificate, one from
+   * another CA, an expired one, plaintext, or a failed handshake; on either listener, one beyond
+   * `maxConnections`.
    */
   connectionsRejected: number;
 }

@@ -16,13 +16,23 @@ type MsKeys<T> = Extract<keyof T, `${string}Ms`>;
 describe("startSupervisor() options", () => {
   it("lists exactly the documented options, three of them required", () => {
     expectTypeOf<keyof SupervisorOptions>().toEqualTypeOf<
-      "db" | "fetchersDir" | "socket" | "socketMode" | "tls" | "logger" | "signal"
+      | "db"
+      | "fetchersDir"
+      | "socket"
+      | "socketMode"
+      | "socketGroup"
+      | "maxConnections"
+      | "tls"
+      | "logger"
+      | "signal"
     >();
     expectTypeOf<SupervisorOptions>().toEqualTypeOf<{
       db: string;
       fetchersDir: string;
       socket: string;
       socketMode?: number;
+      socketGroup?: number | string;
+      maxConnections?: number;
       tls?: TlsEndpoint;
       logger?: Logger;
       signal?: AbortSignal;

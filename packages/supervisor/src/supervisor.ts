@@ -7,6 +7,7 @@ import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { createJobHoldersTable } from "./job-holders.js";
+import { resolveGroupId } from "./socket-listen.js";
 import { prepareSocketPath } from "./socket-path.js";
 import { SupervisorStorage } from "./storage.js";
 import { readTlsFiles, type TlsEndpoint, tlsEndpointSchema } from "./tls-endpoint.js";
@@ -21,8 +22,22 @@ export interface SupervisorOptions {
   fetchersDir: string;
   /** Path of the Unix socket workers connect to; its parent directory must exist. */
   socket: string;
-  /** Mode given to the socket file before `startSupervisor` resolves. Default `0o660`. */
+  /**
+   * Mode of the socket file, which has it from the moment it appears at `socket` (it is made in a private
+   * directory beside it and renamed into place). Default `0o660`: the daemon's user and group.
+   */
   socketMode?: number;
+  /**
+   * Group of the socket file, a group id or a name (looked up with `getent group`, else in `/etc/group`), set
+   * before it appears at `socket`. The daemon's user must be a member (or root). Default: the daemon's group.
+   */
+  socketGroup?: number | string;
+  /**
+   * Open worker connections, on the socket and over TLS together, beyond which a new one is closed at once,
+   * logged (`connection refused: too many connections`), counted in `connectionsRejected` and reported as a
+   * `reject` event (`too-many-connections`). Default 512.
+   */
+  maxConnections?: number;
   /**
    * Also accept workers over TLS on `tls.host`:`tls.port`, besides the Unix socket: only clients that present
    * a certificate signed by `tls.caFile` (mutual TLS, TLS 1.2+); the others are logged, counted
@@ -50,6 +65,24 @@ const optionsSchema = z.strictObject({
     .min(0, { error: "a file mode (integer 0 to 0o777)" })
     .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
     .default(0o660),
+  socketGroup: z
+    .union(
+      [
+        z.number().int().min(0).max(0xfffffffe),
+        z
+          .string()
+          .min(1)
+          .regex(/^[^:\n\0]+$/),
+      ],
+      { error: "a group id (integer 0 to 4294967294) or a group name" },
+    )
+    .optional(),
+  maxConnections: z
+    .number({ error: "a number of connections (integer 1 to 1000000)" })
+    .int({ error: "a number of connections (integer 1 to 1000000)" })
+    .min(1, { error: "a number of connections (integer 1 to 1000000)" })
+    .max(1_000_000, { error: "a number of connections (integer 1 to 1000000)" })
+    .default(512),
   tls: tlsEndpointSchema.optional(),
   logger: loggerOption,
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
@@ -77,8 +110,14 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    * @param storage - an open, upgraded storage, owned by the daemon from now on
    * @param fetchersDir - the fetcher directory
    * @param logger - the daemon's logger
+   * @param maxConnections - see {@link SupervisorOptions.maxConnections}
    */
-  private constructor(storage: SupervisorStorage, fetchersDir: string, logger: Logger) {
+  private constructor(
+    storage: SupervisorStorage,
+    fetchersDir: string,
+    logger: Logger,
+    maxConnections: number,
+  ) {
     super();
     this.storage = storage;
     this.#logger = logger;
@@ -96,7 +135,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     };
     this.#context = context;
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
-    this.#server = new WorkerServer(storage, this.#directory, context);
+    this.#server = new WorkerServer(storage, this.#directory, context, maxConnections);
     this.#checkpointer = startCheckpointer(storage, this.#server, logger);
   }
 
@@ -110,13 +149,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
    */
   static async start(options: SupervisorOptions): Promise<Supervisor> {
-    const { db, fetchersDir, socket, socketMode, tls, logger, signal } = parseOptions(
-      optionsSchema,
-      options,
-      ErrorCode.INVALID_OPTION,
-      SupervisorError,
-    );
+    const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, logger, signal } =
+      parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, SupervisorError);
     signal?.throwIfAborted();
+    const socketGid = socketGroup === undefined ? undefined : resolveGroupId(socketGroup);
     await prepareSocketPath(socket);
     const tlsFiles = tls === undefined ? undefined : await readTlsFiles(tls);
     signal?.throwIfAborted();
@@ -124,10 +160,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     let supervisor: Supervisor | undefined;
     try {
       storage.upgrade();
-      supervisor = new Supervisor(storage, fetchersDir, logger);
+      supervisor = new Supervisor(storage, fetchersDir, logger, maxConnections);
       await supervisor.#directory.start();
       signal?.throwIfAborted();
-      await supervisor.#server.listen(socket, socketMode);
+      await supervisor.#server.listen(socket, socketMode, socketGid);
       if (tls !== undefined && tlsFiles !== undefined) {
         createJobHoldersTable(storage.db);
         const server = supervisor.#server;

@@ -1,9 +1,9 @@
 import { lstatSync, unlinkSync } from "node:fs";
-import { chmod } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
+import { listenWithFinalMode } from "./socket-listen.js";
 import { type Command, formatReply, maxCommandBytes, parseCommand } from "./protocol.js";
 import type { DispatchRequest, Job, SupervisorStorage } from "./storage.js";
 
@@ -15,9 +15,48 @@ const closeGraceMs = 2_000;
  * A command waiting for the next group commit; `holder` is the subject of the connection's client certificate
  * (TLS only).
  */
-type Request = { socket: Socket; command: Exclude<Command, { kind: "reject" }>; holder?: string | undefined };
+type Request = {
+  socket: Socket;
+  connection: Connection;
+  command: Exclude<Command, { kind: "reject" }>;
+  /** The command's length in bytes. */
+  line: number;
+  holder?: string | undefined;
+};
 /** A queued command, or the marker that ends its connection after the replies before it. */
 type Queued = Request | { socket: Socket; end: true };
+
+/** What the server keeps per open connection. */
+interface Connection {
+  socket: Socket;
+  holder: string | undefined;
+  /** Bytes read and not yet parsed: complete commands held back while the connection is blocked, and a tail. */
+  buffered: Buffer;
+  /** Commands read from it and not answered yet. */
+  unanswered: number;
+  /** Their bytes. */
+  unansweredBytes: number;
+  /** No more commands are read from it (ended, rejected, or closing). */
+  done: boolean;
+  /** The peer half-closed: the held commands are the last ones. */
+  ended: boolean;
+}
+
+/**
+ * Commands of one connection read and not yet answered, at most (and {@link maxUnansweredBytes} of them): a
+ * client that sends more before the replies to the earlier ones are written is rejected (`too-many-commands`).
+ * A worker has one command out at a time.
+ */
+export const maxUnansweredCommands = 64;
+/**
+ * Commands per group commit, at most: a burst from many connections is served in several, so that the
+ * objects of one commit (requests, replies, events) stay few.
+ */
+const maxGroupCommands = 1_024;
+/** Bytes of the commands of one connection read and not yet answered, at most. */
+export const maxUnansweredBytes = 65_536;
+/** Read and write buffer limits of a Unix socket connection, in bytes (Node's default is 64 KiB). */
+const socketHighWaterMarkBytes = 4_096;
 
 /**
  * Serves the worker line protocol on a Unix socket, and on the connections other listeners hand it
@@ -27,8 +66,9 @@ type Queued = Request | { socket: Socket; end: true };
  */
 export class WorkerServer {
   #server: Server;
-  /** Open connections, each with the function that ends it. */
-  #connections = new Map<Socket, () => void>();
+  /** Open connections. */
+  #connections = new Map<Socket, Connection>();
+  #maxConnections: number;
   #queue: Queued[] = [];
   #flushScheduled = false;
   /** Set while group commits must wait (see {@link pauseWrites}). */
@@ -40,26 +80,32 @@ export class WorkerServer {
   #directory: FetcherDirectory;
   #context: DaemonContext;
 
-  constructor(storage: SupervisorStorage, directory: FetcherDirectory, context: DaemonContext) {
+  /**
+   * @param maxConnections - open connections (both listeners together) beyond which new ones are refused
+   */
+  constructor(
+    storage: SupervisorStorage,
+    directory: FetcherDirectory,
+    context: DaemonContext,
+    maxConnections: number,
+  ) {
     this.#storage = storage;
     this.#directory = directory;
     this.#context = context;
-    this.#server = createServer({ allowHalfOpen: true }, (socket) => this.accept(socket));
+    this.#maxConnections = maxConnections;
+    this.#server = createServer({ allowHalfOpen: true, highWaterMark: socketHighWaterMarkBytes }, (socket) =>
+      this.accept(socket),
+    );
   }
 
-  /** Listens on `path` (already checked by `prepareSocketPath`) and gives the socket file `mode`. */
-  async listen(path: string, mode: number): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.#server.once("error", reject);
-      this.#server.listen(path, () => {
-        this.#server.off("error", reject);
-        resolve();
-      });
-    });
+  /**
+   * Listens on `path` (already checked by `prepareSocketPath`); the socket file has `mode` and group `gid` from
+   * the moment it appears there (see {@link listenWithFinalMode}).
+   */
+  async listen(path: string, mode: number, gid?: number): Promise<void> {
+    this.#socketIno = await listenWithFinalMode(this.#server, path, mode, gid);
     this.#path = path;
-    this.#socketIno = lstatSync(path, { bigint: true }).ino;
     this.#server.on("error", (error) => this.#context.logger.error({ err: error }, "socket server error"));
-    await chmod(path, mode);
   }
 
   /**
@@ -70,13 +116,13 @@ export class WorkerServer {
     this.#closing = true;
     this.#queue = [];
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
-    const ends = [...this.#connections].map(
-      ([socket, stop]) =>
+    const ends = [...this.#connections.values()].map(
+      (connection) =>
         new Promise<void>((resolve) => {
-          socket.once("close", () => resolve());
-          const timer = setTimeout(() => socket.destroy(), closeGraceMs);
+          connection.socket.once("close", () => resolve());
+          const timer = setTimeout(() => connection.socket.destroy(), closeGraceMs);
           timer.unref();
-          stop();
+          this.#stop(connection);
         }),
     );
     await Promise.all([...ends, this.#server.listening ? closed : Promise.resolve()]);
@@ -116,55 +162,130 @@ export class WorkerServer {
       socket.destroy();
       return;
     }
+    if (this.#connections.size >= this.#maxConnections) {
+      this.#refuse(socket);
+      return;
+    }
     this.#context.stats.connections++;
-    let buffered: Buffer = Buffer.alloc(0);
-    /** No more commands are read from this connection. */
-    let done = false;
-    this.#connections.set(socket, () => {
-      done = true;
-      if (!socket.destroyed) socket.end(() => socket.destroy());
-    });
-    const enqueue = (line: Buffer): boolean => {
-      const command = parseCommand(line);
-      if (command.kind === "reject") {
-        this.#reject(line, command.reason);
-        return false;
-      }
-      this.#queue.push({ socket, command, holder });
-      return true;
+    const connection: Connection = {
+      socket,
+      holder,
+      buffered: Buffer.alloc(0),
+      unanswered: 0,
+      unansweredBytes: 0,
+      done: false,
+      ended: false,
     };
-    const finish = () => {
-      done = true;
-      this.#queue.push({ socket, end: true });
-      this.#scheduleFlush();
-    };
+    this.#connections.set(socket, connection);
     socket.on("data", (chunk: Buffer) => {
-      if (done || this.#closing) return;
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      let start = 0;
-      for (let end = buffered.indexOf(newline); end >= 0; end = buffered.indexOf(newline, start)) {
-        const line = buffered.subarray(start, end);
-        start = end + 1;
-        if (line.length > maxCommandBytes) {
-          this.#reject(line, "command-too-long");
-          return finish();
-        }
-        if (!enqueue(line)) return finish();
-      }
-      buffered = buffered.subarray(start);
-      if (buffered.length > maxCommandBytes) {
-        this.#reject(buffered, "command-too-long");
-        return finish();
-      }
-      this.#scheduleFlush();
+      if (connection.done || this.#closing) return;
+      connection.buffered =
+        connection.buffered.length === 0 ? chunk : Buffer.concat([connection.buffered, chunk]);
+      this.#read(connection);
     });
     socket.on("end", () => {
-      if (done || this.#closing) return;
-      if (buffered.length > 0) enqueue(buffered);
-      finish();
+      if (connection.done || this.#closing) return;
+      connection.ended = true;
+      this.#read(connection);
     });
+    socket.on("drain", () => this.#read(connection));
     socket.on("error", (error) => this.#context.logger.debug({ err: error }, "worker connection error"));
     socket.on("close", () => this.#connections.delete(socket));
+  }
+
+  /**
+   * Queues the complete commands buffered on `connection` while its replies are drained, and pauses it
+   * otherwise (its bytes stay unread, in the kernel) until `drain`. A connection with more than
+   * {@link maxUnansweredCommands} commands (or {@link maxUnansweredBytes}) read and not answered is rejected.
+   * Called on data, at the end of the input, on `drain`, and after its replies were written.
+   */
+  #read(connection: Connection): void {
+    const { socket } = connection;
+    if (connection.done || this.#closing) return;
+    const buffered = connection.buffered;
+    let start = 0;
+    let queued = false;
+    while (!socket.writableNeedDrain && !socket.destroyed) {
+      const end = buffered.indexOf(newline, start);
+      if (end < 0) break;
+      const line = buffered.subarray(start, end);
+      start = end + 1;
+      if (line.length > maxCommandBytes) {
+        this.#reject(line, "command-too-long");
+        return this.#finish(connection);
+      }
+      if (
+        connection.unanswered >= maxUnansweredCommands ||
+        connection.unansweredBytes + line.length > maxUnansweredBytes
+      ) {
+        this.#reject(line, "too-many-commands");
+        return this.#finish(connection);
+      }
+      if (!this.#enqueue(connection, line)) return this.#finish(connection);
+      queued = true;
+    }
+    connection.buffered = start === 0 ? buffered : buffered.subarray(start);
+    const rest = connection.buffered;
+    const tail = rest.subarray(rest.lastIndexOf(newline) + 1);
+    if (tail.length > maxCommandBytes) {
+      this.#reject(tail, "command-too-long");
+      return this.#finish(connection);
+    }
+    const holding = tail.length !== rest.length; // complete commands wait for `drain`
+    if (connection.ended && !holding) {
+      if (tail.length > 0 && !this.#enqueue(connection, tail)) return this.#finish(connection);
+      return this.#finish(connection);
+    }
+    if (holding || socket.writableNeedDrain) socket.pause();
+    else socket.resume();
+    if (queued) this.#scheduleFlush();
+  }
+
+  #enqueue(connection: Connection, line: Buffer): boolean {
+    const command = parseCommand(line);
+    if (command.kind === "reject") {
+      this.#reject(line, command.reason);
+      return false;
+    }
+    connection.unanswered++;
+    connection.unansweredBytes += line.length;
+    this.#queue.push({
+      socket: connection.socket,
+      connection,
+      command,
+      line: line.length,
+      holder: connection.holder,
+    });
+    return true;
+  }
+
+  /** Reads no more from `connection`; it is ended once the replies queued before are written. */
+  #finish(connection: Connection): void {
+    connection.done = true;
+    connection.buffered = Buffer.alloc(0);
+    connection.socket.pause(); // what it sends from now on is not read
+    this.#queue.push({ socket: connection.socket, end: true });
+    this.#scheduleFlush();
+  }
+
+  /** Ends `connection` now, after the replies already written. */
+  #stop(connection: Connection): void {
+    connection.done = true;
+    connection.buffered = Buffer.alloc(0);
+    const { socket } = connection;
+    socket.pause();
+    if (!socket.destroyed) socket.end(() => socket.destroy());
+  }
+
+  #refuse(socket: Socket): void {
+    socket.destroy();
+    this.#context.stats.connectionsRejected++;
+    const sample = `${this.#connections.size} connections open, the limit (maxConnections)`;
+    this.#context.logger.warn(
+      { reason: "too-many-connections", open: this.#connections.size },
+      "connection refused: too many connections",
+    );
+    this.#context.emit("reject", { kind: "connection", reason: "too-many-connections", sample });
   }
 
   #scheduleFlush(): void {
@@ -176,11 +297,16 @@ export class WorkerServer {
     });
   }
 
-  /** Runs every queued command in one transaction, then writes the replies and ends what must end. */
+  /**
+   * Runs the queued commands (at most {@link maxGroupCommands}) in one transaction, then writes the replies and
+   * ends what must end.
+   */
   #flush(): void {
-    const batch = this.#queue;
-    this.#queue = [];
+    const batch =
+      this.#queue.length <= maxGroupCommands ? this.#queue : this.#queue.slice(0, maxGroupCommands);
+    this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxGroupCommands);
     if (this.#closing || batch.length === 0) return;
+    this.#scheduleFlush(); // the rest, if any, in the next group commit
     const served = batch.filter((item): item is Request => "command" in item && !item.socket.destroyed);
     const requests: DispatchRequest[] = served.map(({ command, holder }) => ({
       now: Math.floor(Date.now() / 1000),
@@ -196,17 +322,27 @@ export class WorkerServer {
         { err: error },
         "storage failed during worker commands; their connections ended",
       );
-      for (const { socket } of batch) this.#connections.get(socket)?.();
+      for (const { socket } of batch) {
+        const connection = this.#connections.get(socket);
+        if (connection) this.#stop(connection);
+      }
       return;
     }
     let next = 0; // served is batch without ends and dead connections, in the same order
+    const answered = new Set<Connection>();
     for (const item of batch) {
-      if ("end" in item) this.#connections.get(item.socket)?.();
-      else if (item === served[next]) {
+      if ("end" in item) {
+        const connection = this.#connections.get(item.socket);
+        if (connection) this.#stop(connection);
+      } else if (item === served[next]) {
         this.#reply(item, jobs[next]!, requests[next]!.now);
+        item.connection.unanswered--;
+        item.connection.unansweredBytes -= item.line;
+        answered.add(item.connection);
         next++;
       }
     }
+    for (const connection of answered) this.#read(connection);
   }
 
   /** Writes one reply, then counts and reports what it did (after the commit). */
@@ -228,7 +364,10 @@ export class WorkerServer {
     }
   }
 
-  #reject(line: Buffer, reason: "unknown-command" | "bad-done" | "command-too-long"): void {
+  #reject(
+    line: Buffer,
+    reason: "unknown-command" | "bad-done" | "command-too-long" | "too-many-commands",
+  ): void {
     const sample = sampleBytes(line);
     this.#context.stats.commandsRejected++;
     this.#context.logger.warn({ reason, sample }, "worker command rejected; connection ended");
