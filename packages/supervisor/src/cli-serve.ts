@@ -1,6 +1,7 @@
-import { createConsoleLogger, type LogLevel, logLevels, XError } from "@x/core";
-import { ExitCode, onShutdownSignals, parseCommandLine, UsageError } from "@x/core/internal";
-import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions, tlsFileUsage } from "./cli-tls.js";
+import { createConsoleLogger, XError } from "@x/core";
+import { ExitCode, onShutdownSignals } from "@x/core/internal";
+import { parseServeArgs } from "./cli-args.js";
+import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
 import { startSupervisor } from "./supervisor.js";
 
@@ -14,44 +15,28 @@ Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
                           is signed by --tls-ca are answered (TLS 1.2+); SIGHUP re-reads the three files
 ${tlsFileUsage}
+  --socket-mode MODE      the socket's mode, octal (default 0660); it has it from the moment it appears
+  --socket-group GROUP    the socket's group, a name or a number (default: the daemon's group)
+  --max-connections N     open worker connections, socket and TLS together, beyond which new ones are
+                          refused (default 512)
   --log-level LEVEL       debug, info, warn, error or silent (default info)
   --log-json              log JSON lines instead of plain text
   --help                  this help
 
-Exit codes: 0 after a graceful stop, 1 when the daemon cannot start, 64 on a usage error, 78 when a TLS
+Exit codes: 0 after a graceful stop, 1 when the daemon cannot start (including an unknown --socket-group),
+64 on a usage error, 78 when a TLS
 file cannot be read or used.
 `;
 
 /** `x-supervisor serve`: resolves to the exit code once the daemon has stopped. */
 export async function serveCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandLine({
-    args,
-    allowPositionals: true,
-    options: {
-      tls: { type: "string" },
-      ...tlsFileOptions,
-      "log-level": { type: "string", default: "info" },
-      "log-json": { type: "boolean", default: false },
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
+  const line = parseServeArgs(args);
+  if (line.help) {
     process.stdout.write(serveUsage);
     return ExitCode.OK;
   }
-  if (positionals.length !== 3)
-    throw new UsageError("serve takes three arguments: <db> <fetchers-dir> <socket>");
-  const level = values["log-level"];
-  if (level !== "silent" && !(level in logLevels))
-    throw new UsageError(`--log-level: unknown level ${level}`);
-  const logger = createConsoleLogger({
-    level: level as LogLevel,
-    json: values["log-json"],
-    name: "x-supervisor",
-  });
-  const [db, fetchersDir, socket] = positionals as [string, string, string];
-  const tls = values.tls === undefined ? undefined : tlsEndpointFromFlags("--tls", values.tls, values);
-  if (tls === undefined) refuseStrayTlsFlags("--tls", values);
+  const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls } = line;
+  const logger = createConsoleLogger({ level: line.logLevel, json: line.logJson, name: "x-supervisor" });
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {
     logger.info({ signal }, "stopping");
@@ -64,6 +49,9 @@ export async function serveCommand(args: string[]): Promise<number> {
         db,
         fetchersDir,
         socket,
+        socketMode,
+        ...(socketGroup === undefined ? {} : { socketGroup }),
+        maxConnections,
         ...(tls === undefined ? {} : { tls }),
         logger,
         signal: controller.signal,

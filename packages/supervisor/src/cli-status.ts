@@ -1,4 +1,5 @@
-import { ExitCode, parseCommandLine, UsageError } from "@x/core/internal";
+import { ExitCode } from "@x/core/internal";
+import { parseStatusArgs } from "./cli-args.js";
 import { type QueueStatus, readQueueStatus } from "./status.js";
 
 export const statusUsage = `Usage: x-supervisor status <db> [--json]
@@ -49,23 +50,18 @@ function summary(s: QueueStatus): string {
 
 /** `x-supervisor status`: returns the exit code. */
 export function statusCommand(args: string[]): number {
-  const { values, positionals } = parseCommandLine({
-    args,
-    allowPositionals: true,
-    options: { json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
-  });
-  if (values.help) {
+  const line = parseStatusArgs(args);
+  if (line.help) {
     process.stdout.write(statusUsage);
     return ExitCode.OK;
   }
-  if (positionals.length !== 1) throw new UsageError("status takes exactly one argument: <db>");
   let status: QueueStatus;
   try {
-    status = readQueueStatus(positionals[0]!);
+    status = readQueueStatus(line.db);
   } catch (error) {
     process.stderr.write(`x-supervisor status: ${error instanceof Error ? error.message : String(error)}\n`);
     return ExitCode.FAILURE;
   }
-  process.stdout.write(values.json ? `${JSON.stringify(status)}\n` : summary(status));
+  process.stdout.write(line.json ? `${JSON.stringify(status)}\n` : summary(status));
   return ExitCode.OK;
 }

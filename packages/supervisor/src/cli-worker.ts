@@ -1,14 +1,7 @@
 import { createConsoleLogger, XError } from "@x/core";
-import {
-  ExitCode,
-  onShutdownSignals,
-  parseCommandLine,
-  parseDurationMs,
-  parseSizeBytes,
-  signalExitCode,
-  UsageError,
-} from "@x/core/internal";
-import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions, tlsFileUsage } from "./cli-tls.js";
+import { ExitCode, onShutdownSignals, signalExitCode } from "@x/core/internal";
+import { parseWorkerArgs } from "./cli-args.js";
+import { tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { ErrorCode } from "./errors.js";
 import { runWorker } from "./run-worker.js";
@@ -41,40 +34,12 @@ and exits 130 or 143.
 
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
 export async function workerCommand(args: string[]): Promise<number> {
-  const split = args.indexOf("--");
-  const { values, positionals } = parseCommandLine({
-    args: split < 0 ? args : args.slice(0, split),
-    allowPositionals: true,
-    options: {
-      timeout: { type: "string" },
-      "max-memory": { type: "string" },
-      "idle-delay": { type: "string", default: "60" },
-      connect: { type: "string" },
-      ...tlsFileOptions,
-      help: { type: "boolean", default: false },
-    },
-  });
-  if (values.help) {
+  const line = parseWorkerArgs(args);
+  if (line.help) {
     process.stdout.write(workerUsage);
     return ExitCode.OK;
   }
-  const command = split < 0 ? [] : args.slice(split + 1);
-  if (values.connect === undefined && positionals.length !== 1)
-    throw new UsageError("worker takes one argument, <socket> (or --connect tls://…), then -- <command>");
-  if (values.connect !== undefined && positionals.length !== 0)
-    throw new UsageError("worker takes either <socket> or --connect tls://…, not both");
-  if (values.connect !== undefined && !values.connect.startsWith("tls://"))
-    throw new UsageError(`--connect: ${JSON.stringify(values.connect)} is not tls://HOST:PORT`);
-  const tls =
-    values.connect === undefined
-      ? undefined
-      : tlsEndpointFromFlags("--connect", values.connect.slice("tls://".length), values);
-  if (tls === undefined) refuseStrayTlsFlags("--connect", values);
-  if (command.length === 0) throw new UsageError("worker needs a command after --");
-  const timeoutMs = values.timeout === undefined ? undefined : parseDurationMs("--timeout", values.timeout);
-  const maxMemoryBytes =
-    values["max-memory"] === undefined ? undefined : parseSizeBytes("--max-memory", values["max-memory"]);
-  const idleDelayMs = parseDurationMs("--idle-delay", values["idle-delay"]);
+  const { tls, timeoutMs, maxMemoryBytes, idleDelayMs } = line;
   const logger = createConsoleLogger({ name: "x-supervisor worker" });
   if (tls !== undefined) {
     try {
@@ -99,10 +64,10 @@ export async function workerCommand(args: string[]): Promise<number> {
       },
     },
   );
-  const [program, ...programArgs] = command as [string, ...string[]];
+  const [program, ...programArgs] = line.command;
   try {
     await runWorker({
-      ...(tls === undefined ? { socket: positionals[0]! } : { tls }),
+      ...(tls === undefined ? { socket: line.socket! } : { tls }),
       idleDelayMs,
       signal: controller.signal,
       logger,

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
@@ -57,6 +57,35 @@ describe("x-supervisor serve", () => {
     const second = runCli(["serve", join(p.root, "other.db"), p.fetchersDir, p.socket]);
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toContain("ERR_X_SUPERVISOR_SOCKET_IN_USE");
+  });
+
+  it("--socket-mode and --socket-group set the socket's mode and group; an unknown group exits 1", async () => {
+    const p = paths();
+    const proc = runCli([
+      "serve",
+      p.db,
+      p.fetchersDir,
+      p.socket,
+      "--socket-mode",
+      "0600",
+      "--socket-group",
+      "daemon",
+    ]);
+    onTestFinished(async () => {
+      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+      await proc.exited;
+    });
+    await waitFor(() => proc.stderr().includes("listening"), 20_000, "the daemon");
+    const stat = statSync(p.socket);
+    expect(stat.mode & 0o777).toBe(0o600);
+    expect(stat.gid).toBe(1);
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const unknown = runCli(["serve", p.db, p.fetchersDir, p.socket, "--socket-group", "no-such-group-x"]);
+    expect(await unknown.exited).toBe(1);
+    expect(unknown.stderr()).toContain("no group named");
+    const bad = runCli(["serve", p.db, p.fetchersDir, p.socket, "--socket-mode", "0999"]);
+    expect(await bad.exited).toBe(64);
   });
 
   it("exits 1 with a message naming the missing socket directory, creating nothing", async () => {

@@ -1,0 +1,208 @@
+import { type LogLevel, logLevels } from "@x/core";
+import { parseCommandLine, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
+import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
+import type { TlsEndpoint } from "./tls-endpoint.js";
+
+/**
+ * Reads a file mode in octal, as `chmod` takes it: `660`, `0660` or `0o660`, at most `0777` (no setuid,
+ * setgid or sticky bit).
+ *
+ * @throws UsageError otherwise
+ */
+export function parseSocketMode(flag: string, text: string): number {
+  const match = /^(?:0o?)?([0-7]{1,4})$/.exec(text);
+  const mode = match === null ? Number.NaN : Number.parseInt(match[1]!, 8);
+  if (!(mode <= 0o777)) {
+    throw new UsageError(`${flag}: ${JSON.stringify(text)} is not an octal file mode from 0 to 0777`);
+  }
+  return mode;
+}
+
+/**
+ * Reads a group: decimal digits are a group id (0 to 4294967294), anything else a group name (letters,
+ * digits, `_`, `.`, `-`, not starting with `-`, an optional final `$`, at most 64 characters), looked up when
+ * the daemon starts.
+ *
+ * @throws UsageError otherwise
+ */
+export function parseSocketGroup(flag: string, text: string): number | string {
+  if (/^[0-9]{1,10}$/.test(text)) {
+    const gid = Number(text);
+    if (gid <= 0xfffffffe) return gid;
+  } else if (/^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,62}\$?$/.test(text)) {
+    return text;
+  }
+  throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a group name or id`);
+}
+
+/**
+ * Reads a count: decimal digits, from `min` to `max`.
+ *
+ * @throws UsageError otherwise
+ */
+export function parseCount(flag: string, text: string, min: number, max: number): number {
+  const value = /^[0-9]{1,16}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(value >= min && value <= max)) {
+    throw new UsageError(`${flag}: ${JSON.stringify(text)} is not a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** `x-supervisor serve`'s command line, read by {@link parseServeArgs}. */
+export interface ServeCommandLine {
+  help: boolean;
+  db: string;
+  fetchersDir: string;
+  socket: string;
+  socketMode: number;
+  socketGroup: number | string | undefined;
+  maxConnections: number;
+  tls: TlsEndpoint | undefined;
+  logLevel: LogLevel | "silent";
+  logJson: boolean;
+}
+
+/**
+ * Reads `x-supervisor serve`'s arguments (after `serve`), without touching the system.
+ *
+ * @throws UsageError for anything the usage does not allow
+ */
+export function parseServeArgs(args: string[]): ServeCommandLine {
+  const { values, positionals } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: {
+      tls: { type: "string" },
+      ...tlsFileOptions,
+      "socket-mode": { type: "string", default: "0660" },
+      "socket-group": { type: "string" },
+      "max-connections": { type: "string", default: "512" },
+      "log-level": { type: "string", default: "info" },
+      "log-json": { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  const line = {
+    help: values.help,
+    socketMode: 0o660,
+    socketGroup: undefined,
+    maxConnections: 512,
+    tls: undefined,
+    logLevel: "info",
+    logJson: values["log-json"],
+  } as const;
+  if (values.help) return { ...line, db: "", fetchersDir: "", socket: "" };
+  if (positionals.length !== 3)
+    throw new UsageError("serve takes three arguments: <db> <fetchers-dir> <socket>");
+  const level = values["log-level"];
+  if (level !== "silent" && !Object.hasOwn(logLevels, level))
+    throw new UsageError(`--log-level: unknown level ${JSON.stringify(level)}`);
+  const tls = values.tls === undefined ? undefined : tlsEndpointFromFlags("--tls", values.tls, values);
+  if (tls === undefined) refuseStrayTlsFlags("--tls", values);
+  const [db, fetchersDir, socket] = positionals as [string, string, string];
+  return {
+    ...line,
+    db,
+    fetchersDir,
+    socket,
+    socketMode: parseSocketMode("--socket-mode", values["socket-mode"]),
+    socketGroup:
+      values["socket-group"] === undefined
+        ? undefined
+        : parseSocketGroup("--socket-group", values["socket-group"]),
+    maxConnections: parseCount("--max-connections", values["max-connections"], 1, 1_000_000),
+    tls,
+    logLevel: level as LogLevel | "silent",
+  };
+}
+
+/** `x-supervisor worker`'s command line, read by {@link parseWorkerArgs}. */
+export interface WorkerCommandLine {
+  help: boolean;
+  /** The Unix socket, or `undefined` with `tls`. */
+  socket: string | undefined;
+  tls: TlsEndpoint | undefined;
+  timeoutMs: number | undefined;
+  maxMemoryBytes: number | undefined;
+  idleDelayMs: number;
+  /** The command and its arguments (after `--`): at least the program. */
+  command: [string, ...string[]];
+}
+
+/**
+ * Reads `x-supervisor worker`'s arguments (after `worker`), without touching the system.
+ *
+ * @throws UsageError for anything the usage does not allow
+ */
+export function parseWorkerArgs(args: string[]): WorkerCommandLine {
+  const split = args.indexOf("--");
+  const { values, positionals } = parseCommandLine({
+    args: split < 0 ? args : args.slice(0, split),
+    allowPositionals: true,
+    options: {
+      timeout: { type: "string" },
+      "max-memory": { type: "string" },
+      "idle-delay": { type: "string", default: "60" },
+      connect: { type: "string" },
+      ...tlsFileOptions,
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    return {
+      help: true,
+      socket: undefined,
+      tls: undefined,
+      timeoutMs: undefined,
+      maxMemoryBytes: undefined,
+      idleDelayMs: 60_000,
+      command: [""],
+    };
+  }
+  const command = split < 0 ? [] : args.slice(split + 1);
+  if (values.connect === undefined && positionals.length !== 1)
+    throw new UsageError("worker takes one argument, <socket> (or --connect tls://…), then -- <command>");
+  if (values.connect !== undefined && positionals.length !== 0)
+    throw new UsageError("worker takes either <socket> or --connect tls://…, not both");
+  if (values.connect !== undefined && !values.connect.startsWith("tls://"))
+    throw new UsageError(`--connect: ${JSON.stringify(values.connect)} is not tls://HOST:PORT`);
+  const tls =
+    values.connect === undefined
+      ? undefined
+      : tlsEndpointFromFlags("--connect", values.connect.slice("tls://".length), values);
+  if (tls === undefined) refuseStrayTlsFlags("--connect", values);
+  if (command.length === 0) throw new UsageError("worker needs a command after --");
+  return {
+    help: false,
+    socket: tls === undefined ? positionals[0]! : undefined,
+    tls,
+    timeoutMs: values.timeout === undefined ? undefined : parseDurationMs("--timeout", values.timeout),
+    maxMemoryBytes:
+      values["max-memory"] === undefined ? undefined : parseSizeBytes("--max-memory", values["max-memory"]),
+    idleDelayMs: parseDurationMs("--idle-delay", values["idle-delay"]),
+    command: command as [string, ...string[]],
+  };
+}
+
+/** `x-supervisor status`'s command line, read by {@link parseStatusArgs}. */
+export interface StatusCommandLine {
+  help: boolean;
+  db: string;
+  json: boolean;
+}
+
+/**
+ * Reads `x-supervisor status`'s arguments (after `status`).
+ *
+ * @throws UsageError for anything the usage does not allow
+ */
+export function parseStatusArgs(args: string[]): StatusCommandLine {
+  const { values, positionals } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
+  });
+  if (values.help) return { help: true, db: "", json: values.json };
+  if (positionals.length !== 1) throw new UsageError("status takes exactly one argument: <db>");
+  return { help: false, db: positionals[0]!, json: values.json };
+}
