@@ -8,7 +8,8 @@ import { workerCommand, workerUsage } from "./cli-worker.js";
 const usage = `Usage: x-supervisor <command> [arguments]
 
 Commands:
-  serve <db> <fetchers-dir> <socket> [--tls HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE]
+  serve <db> <fetchers-dir> <socket> [--socket-mode MODE] [--socket-group GROUP] [--max-connections N]
+        [--tls HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE]
                                                       run the queue daemon
   worker <socket> [--timeout DURATION] [--max-memory SIZE] -- <command> [args…]
   worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options] -- <command> [args…]
