@@ -26,7 +26,12 @@ async function serve() {
     stats,
     emit: (event, ...payload) => events.emit(event, ...payload),
   };
-  const server = new WorkerServer(storage, new FetcherDirectory(p.fetchersDir, storage, context), context);
+  const server = new WorkerServer(
+    storage,
+    new FetcherDirectory(p.fetchersDir, storage, context),
+    context,
+    512,
+  );
   await server.listen(p.socket, 0o600);
   onTestFinished(() => server.close());
   return { server, storage, events, stats, socket: p.socket };
