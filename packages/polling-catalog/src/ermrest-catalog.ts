@@ -3,6 +3,7 @@ import { EventEmitter } from "node:events";
 import { basename } from "node:path";
 import { type InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
+import { brokenHttpError } from "./broken-http.js";
 import {
   type ErmrestCatalogOptions,
   type FetchFunction,
@@ -11,7 +12,7 @@ import {
 } from "./catalog-options.js";
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
-import { readBoundedBody } from "./read-body.js";
+import { type BoundedBody, readBoundedBody } from "./read-body.js";
 import { inspectAs, redactedMark } from "./redact.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
@@ -304,8 +305,15 @@ export class ErmrestCatalog<
   async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {
     const timeout = AbortSignal.timeout(attemptTimeoutMs);
     const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    const response = await this.#fetch(url, { ...init, signal: attemptSignal });
-    const body = await readBoundedBody(response, this.options.maxResponseBytes, `${init.method} ${url}`);
+    const what = `${init.method} ${url}`;
+    let response: Response;
+    let body: BoundedBody;
+    try {
+      response = await this.#fetch(url, { ...init, signal: attemptSignal });
+      body = await readBoundedBody(response, this.options.maxResponseBytes, what);
+    } catch (error) {
+      throw brokenHttpError(error, what);
+    }
     return {
       response: new CatalogResponse(response.status, response.headers, url, body.text),
       bytes: body.bytes,

@@ -323,6 +323,10 @@ function candidateRows(response: CatalogResponse): Row[] {
     throw badResponse(response, "is not JSON", cause);
   }
   if (!Array.isArray(rows)) throw badResponse(response, "is not a JSON array");
+  // A transform is written for rows: a number, a string, null or an array among them is the server's fault.
+  const index = rows.findIndex((row) => typeof row !== "object" || row === null || Array.isArray(row));
+  if (index !== -1)
+    throw badResponse(response, `is not a JSON array of objects (item ${index} is not an object)`);
   return rows as Row[];
 }
 

@@ -5,24 +5,28 @@ export const redactedMark = "***";
 
 /**
  * The URL with its password replaced by `***` (`amqp://user:***@host/`), for logs, errors, events and
- * `util.inspect`. A string that does not parse as a URL but has a user-info part loses all of it
- * (`amqp://***@host`): a malformed URL is no reason to print a password.
+ * `util.inspect`. A string with an `@` that does not parse as a URL whose user information ends at its only
+ * `@` (a malformed URL, a password with an unencoded `@`, `/`, `#` or `?`) shows everything from the scheme to
+ * the last `@` as `***` (`amqp://***@host`): a malformed URL is no reason to print a password.
  *
  * @param url - any string, typically an `amqp://` or `amqps://` URL
  */
 export function redactUrl(url: string): string {
+  const at = url.lastIndexOf("@");
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
   } catch {
     parsed = undefined;
   }
-  if (parsed) {
-    if (parsed.password !== "") parsed.password = redactedMark;
+  if (at === -1) return parsed?.href ?? url;
+  // One `@` that ends the user information: the URL parser found the whole password. Anything else (a password
+  // holding `@`, `/`, `#` or `?` unencoded, a URL that does not parse) is masked from the scheme to the last `@`.
+  if (parsed && parsed.password !== "" && url.indexOf("@") === at) {
+    parsed.password = redactedMark;
     return parsed.href;
   }
-  const at = url.lastIndexOf("@");
-  if (at === -1) return url;
+  if (parsed && parsed.username !== "" && url.indexOf("@") === at) return parsed.href;
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? "";
   return `${scheme}${redactedMark}@${url.slice(at + 1)}`;
 }

@@ -13,7 +13,7 @@ export class CatalogResponse {
   readonly status: number;
   /** The response headers. */
   readonly headers: Headers;
-  /** The `ETag` header verbatim, quotes included, or `null` when absent. */
+  /** The `ETag` header verbatim (quotes included, surrounding spaces and tabs dropped), or `null` when absent. */
   readonly etag: string | null;
   /** The full request URL. */
   readonly url: string;
@@ -28,7 +28,9 @@ export class CatalogResponse {
   constructor(status: number, headers: Headers, url: string, body: string) {
     this.status = status;
     this.headers = headers;
-    this.etag = headers.get("etag");
+    // Without the optional whitespace around it, which is not part of an HTTP field value (undici keeps a
+    // trailing tab), so that `etag` is byte for byte what `If-Match`/`If-None-Match` will send back.
+    this.etag = headers.get("etag")?.replace(/^[\t ]+|[\t ]+$/g, "") ?? null;
     this.url = url;
     this.#body = body;
   }

@@ -1,0 +1,64 @@
+import { ErrorCode, PollingCatalogError } from "./errors.js";
+
+/** Names of undici's errors for an answer that is not valid HTTP. */
+const brokenNames = new Set([
+  "HTTPParserError",
+  "HeadersOverflowError",
+  "ResponseContentLengthMismatchError",
+  "ResponseExceededMaxSizeError",
+  "AssertionError",
+]);
+/** Codes of undici and URL parsing for an answer that is not valid HTTP. */
+const brokenCodes = new Set([
+  "UND_ERR_HEADERS_OVERFLOW",
+  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
+  "UND_ERR_RES_EXCEEDED_MAX_SIZE",
+  "ERR_ASSERTION",
+  "ERR_INVALID_URL",
+]);
+/** Code prefixes of zlib's gzip, deflate, brotli and zstd errors: a body its `Content-Encoding` refutes. */
+const decompressionPrefixes = ["Z_", "ZSTD_", "BROTLI_", "ERR__ERROR_", "ERR_BROTLI", "ERR_ZSTD", "ERR_ZLIB"];
+
+/** How deep into `cause` chains to look. */
+const maxCauseDepth = 4;
+
+/**
+ * `error` as {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_RESPONSE` (with `error` as its `cause`)
+ * when `fetch` failed because the server's answer broke HTTP: a malformed status line or header, headers over
+ * undici's 16 KiB, a body that does not match its `Content-Length` or its `Content-Encoding`, a redirect loop,
+ * a `Location` that is not a URL, or a 407 (which fetch refuses without a reason). Any other error is returned as it is (a network error stays one).
+ *
+ * @param error - what `fetch`, or reading the body, rejected with
+ * @param what - names the request, e.g. `GET https://…/entity/S:T`
+ */
+export function brokenHttpError(error: unknown, what: string): unknown {
+  if (!(error instanceof TypeError) || !(error.message === "fetch failed" || error.message === "terminated"))
+    return error;
+  const cause = error.cause;
+  if (cause instanceof Error && cause.message === "" && (cause as { code?: unknown }).code === undefined) {
+    // undici's network error without a reason: what fetch makes of a 407 Proxy Authentication Required.
+    return new PollingCatalogError(
+      ErrorCode.BAD_RESPONSE,
+      `the answer to ${what} was refused by fetch (a 407 Proxy Authentication Required: proxies are not supported)`,
+      { cause: error },
+    );
+  }
+  let current: unknown = cause;
+  for (let depth = 0; depth < maxCauseDepth && current instanceof Error; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (
+      brokenNames.has(current.name) ||
+      (typeof code === "string" &&
+        (brokenCodes.has(code) || decompressionPrefixes.some((prefix) => code.startsWith(prefix)))) ||
+      current.message === "redirect count exceeded"
+    ) {
+      return new PollingCatalogError(
+        ErrorCode.BAD_RESPONSE,
+        `the answer to ${what} is not valid HTTP: ${current.message}`,
+        { cause: error },
+      );
+    }
+    current = current.cause;
+  }
+  return error;
+}
