@@ -3,8 +3,8 @@ import { createServer, type Server, type Socket } from "node:net";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
-import { listenWithFinalMode } from "./socket-listen.js";
 import { type Command, formatReply, maxCommandBytes, parseCommand } from "./protocol.js";
+import { listenWithFinalMode } from "./socket-listen.js";
 import type { DispatchRequest, Job, SupervisorStorage } from "./storage.js";
 
 const newline = 0x0a;
@@ -212,16 +212,21 @@ export class WorkerServer {
       start = end + 1;
       if (line.length > maxCommandBytes) {
         this.#reject(line, "command-too-long");
-        return this.#finish(connection);
+        this.#finish(connection);
+        return;
       }
       if (
         connection.unanswered >= maxUnansweredCommands ||
         connection.unansweredBytes + line.length > maxUnansweredBytes
       ) {
         this.#reject(line, "too-many-commands");
-        return this.#finish(connection);
+        this.#finish(connection);
+        return;
       }
-      if (!this.#enqueue(connection, line)) return this.#finish(connection);
+      if (!this.#enqueue(connection, line)) {
+        this.#finish(connection);
+        return;
+      }
       queued = true;
     }
     connection.buffered = start === 0 ? buffered : buffered.subarray(start);
@@ -229,12 +234,17 @@ export class WorkerServer {
     const tail = rest.subarray(rest.lastIndexOf(newline) + 1);
     if (tail.length > maxCommandBytes) {
       this.#reject(tail, "command-too-long");
-      return this.#finish(connection);
+      this.#finish(connection);
+      return;
     }
     const holding = tail.length !== rest.length; // complete commands wait for `drain`
     if (connection.ended && !holding) {
-      if (tail.length > 0 && !this.#enqueue(connection, tail)) return this.#finish(connection);
-      return this.#finish(connection);
+      if (tail.length > 0 && !this.#enqueue(connection, tail)) {
+        this.#finish(connection);
+        return;
+      }
+      this.#finish(connection);
+      return;
     }
     if (holding || socket.writableNeedDrain) socket.pause();
     else socket.resume();
