@@ -163,6 +163,19 @@ describe("preconditions", () => {
     expect((await call("GET", "/entity/S:Job", { headers: { "If-Match": current } })).status).toBe(200);
   });
 
+  it("keeps an ETag whose Accept holds a comma or a quote one tag, matched by If-Match (a fuzzer's find)", async () => {
+    const { call } = await start(jobs());
+    const accept = 'text/html, application/json;q="0.9"';
+    const reply = await call("GET", "/entity/S:Job", { headers: { Accept: accept } });
+    const etag = reply.headers.get("etag") ?? "";
+    expect(etag).toBe('"B+ddN9/bH60bI+dIiMBBtA==;text/html, application/json;q=%220.9%22;1"');
+    const put = await call("PUT", "/attributegroup/S:Job/id;state", {
+      body: [{ id: 1, state: "x" }],
+      headers: { Accept: accept, "If-Match": `"other", ${etag}` },
+    });
+    expect(put.status).toBe(200);
+  });
+
   it("answers a failed write precondition with 412, a text body, the ETag and no change", async () => {
     const { fake, call } = await start(jobs());
     const reply = await call("PUT", "/attributegroup/S:Job/id;state", {
