@@ -5,7 +5,11 @@
  * figure.
  *
  *   pnpm --filter @x/rmq-storage bench [--items N] [--call-size N] [--backends sqlite,postgres]
- *     [--items-per-message N] [--max-items-per-write N] [--concurrency N] [--figures rss,throughput,relations]
+ *     [--items-per-message N] [--max-items-per-write N] [--prefetch N] [--concurrency N]
+ *     [--figures rss,throughput,relations,latency]
+ *
+ * Without `--items-per-message`, `--max-items-per-write` or `--prefetch` the client and the server run with
+ * their defaults (what a user gets); every throughput line prints the values in effect.
  *
  * `--concurrency` is how many calls are in flight at a time (default 4), the same for the direct and the
  * through-RabbitMQ runs: a pipeline that writes through the broker keeps several calls going, and the
@@ -25,6 +29,7 @@ import { parseArgs } from "node:util";
 import { AMQP_URL, PG_URL, requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import pg from "pg";
+import { DEFAULT_ITEMS_PER_MESSAGE, DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "../src/defaults.js";
 import {
   openPostgresStorage,
   openSqliteStorage,
@@ -40,20 +45,28 @@ const { values } = parseArgs({
     items: { type: "string", default: "1000000" },
     "call-size": { type: "string", default: "10000" },
     backends: { type: "string", default: "sqlite,postgres" },
-    "items-per-message": { type: "string", default: "100" },
-    "max-items-per-write": { type: "string", default: "100" },
+    "items-per-message": { type: "string" }, // default: the client's default
+    "max-items-per-write": { type: "string" }, // default: the server's default
+    prefetch: { type: "string" }, // default: the server's default
     concurrency: { type: "string", default: "4" },
-    figures: { type: "string", default: "rss,throughput,relations" }, // also: shaped
+    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale
   },
 });
 const items = Number(values.items);
 const callSize = Number(values["call-size"]);
 const backends = values.backends.split(",");
-const itemsPerMessage = Number(values["items-per-message"]);
-const maxItemsPerWrite = values["max-items-per-write"];
+const itemsPerMessage = Number(values["items-per-message"] ?? DEFAULT_ITEMS_PER_MESSAGE);
+const maxItemsPerWrite = Number(values["max-items-per-write"] ?? DEFAULT_MAX_ITEMS_PER_WRITE);
+const prefetch = Number(values.prefetch ?? defaultPrefetch(maxItemsPerWrite));
 const concurrency = Number(values.concurrency);
 const figures = values.figures.split(",");
-const options = { itemsPerMessage, maxItemsPerWrite: Number(maxItemsPerWrite), concurrency };
+/** The options in effect, printed with every throughput figure; only those given are passed on. */
+const options = { itemsPerMessage, maxItemsPerWrite, prefetch, concurrency };
+const serverFlags = [
+  ...(values["max-items-per-write"] ? ["--max-items-per-write", values["max-items-per-write"]] : []),
+  ...(values.prefetch ? ["--prefetch", values.prefetch] : []),
+];
+const clientOptions = values["items-per-message"] ? { itemsPerMessage } : {};
 
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024);
 /** Runs the client of the single-call RSS figure; it imports the built package (`pnpm build` first). */
@@ -130,7 +143,7 @@ function serverShaped(calls: Array<Map<string, bigint>>): Array<Array<Map<string
       for (let i = 0; i < entries.length; i += itemsPerMessage) {
         const message = entries.slice(i, i + itemsPerMessage);
         const last = lane.length > (sealed.get(range) ?? 0) ? lane.at(-1) : undefined;
-        if (last !== undefined && last.size + message.length <= options.maxItemsPerWrite)
+        if (last !== undefined && last.size + message.length <= maxItemsPerWrite)
           for (const [id, date] of message) last.set(id, date);
         else lane.push(new Map(message));
       }
@@ -178,23 +191,32 @@ const postgres: Backend = {
 
 const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
+/**
+ * Runs `body` with a client on a fresh topology served by `x-rmq-storage serve` processes, one per entry
+ * of `groups` (each entry: that process's extra flags, such as `--ranges 0-7`).
+ */
 async function throughBroker<T>(
   spec: string,
   body: (client: RmqStorageClient, local: ProvenanceStorage) => Promise<T>,
+  groups: string[][] = [[]],
 ) {
   const prefix = box.prefix();
-  const server = await spawnServer([
-    "--amqp",
-    AMQP_URL,
-    "--storage",
-    spec,
-    "--prefix",
-    prefix,
-    "--log-level",
-    "info",
-    "--max-items-per-write",
-    maxItemsPerWrite,
-  ]);
+  const servers = await Promise.all(
+    groups.map((flags) =>
+      spawnServer([
+        "--amqp",
+        AMQP_URL,
+        "--storage",
+        spec,
+        "--prefix",
+        prefix,
+        "--log-level",
+        "info",
+        ...serverFlags,
+        ...flags,
+      ]),
+    ),
+  );
   const local = spec.startsWith("sqlite:")
     ? await openSqliteStorage(spec.slice(7))
     : await openSqliteStorage(":memory:");
@@ -202,15 +224,15 @@ async function throughBroker<T>(
     url: AMQP_URL,
     storage: local,
     prefix,
-    itemsPerMessage,
+    ...clientOptions,
   });
   try {
     return await body(client, local);
   } finally {
     await client.close();
     await local.close();
-    server.child.kill("SIGTERM");
-    await once(server.child, "exit");
+    for (const server of servers) server.child.kill("SIGTERM");
+    await Promise.all(servers.map((server) => once(server.child, "exit")));
     await deleteTopology(prefix);
   }
 }
@@ -227,32 +249,49 @@ try {
     const prefix = box.prefix();
     const server = await spawnServer(["--amqp", AMQP_URL, "--storage", target.spec, "--prefix", prefix]);
     try {
-      const child = spawn(
-        process.execPath,
-        [oneCallClient, AMQP_URL, prefix, target.spec.slice("sqlite:".length), String(items)],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-      const [code] = await once(child, "exit");
-      if (code !== 0) throw new Error(`the one-call client exited ${code}`);
-      const run = JSON.parse(output) as Record<string, number | boolean>;
-      if (run.ok !== true) throw new Error("the single call resolved false");
-      print({
-        name: "contentAdd one call through RabbitMQ",
-        backend: "sqlite",
-        items,
-        seconds: +(run.seconds as number).toFixed(2),
-        itemsPerSecond: Math.round(items / (run.seconds as number)),
-        peakRssMB: run.peakRssMB,
-        rssBeforeCallMB: run.beforeCallRssMB,
-        clientOverheadMB: (run.peakRssMB as number) - (run.beforeCallRssMB as number),
-        baselineRssMB: run.emptyRssMB,
-        baselineName: "the same process before the client and the caller's Map exist",
-        targetRssMB: 300,
-      });
+      // Twice: with Node's default young generation (which on a machine with much memory lets about
+      // 100 MB of the encoded messages' garbage wait for a collection), and with the README's
+      // `--max-semi-space-size=16` for writers whose RSS must stay tight.
+      for (const nodeOptions of ["", "--max-semi-space-size=16"]) {
+        const child = spawn(
+          process.execPath,
+          [
+            oneCallClient,
+            AMQP_URL,
+            prefix,
+            target.spec.slice("sqlite:".length),
+            String(items),
+            ...(values["items-per-message"] ? [values["items-per-message"]] : []),
+          ],
+          {
+            stdio: ["ignore", "pipe", "inherit"],
+            env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} ${nodeOptions}`.trim() },
+          },
+        );
+        let output = "";
+        child.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        const [code] = await once(child, "exit");
+        if (code !== 0) throw new Error(`the one-call client exited ${code}`);
+        const run = JSON.parse(output) as Record<string, number | boolean>;
+        if (run.ok !== true) throw new Error("the single call resolved false");
+        print({
+          name: "contentAdd one call through RabbitMQ",
+          backend: "sqlite",
+          items,
+          nodeOptions,
+          seconds: +(run.seconds as number).toFixed(2),
+          itemsPerSecond: Math.round(items / (run.seconds as number)),
+          peakRssMB: run.peakRssMB,
+          rssBeforeCallMB: run.beforeCallRssMB,
+          clientOverheadMB: (run.peakRssMB as number) - (run.beforeCallRssMB as number),
+          baselineRssMB: run.emptyRssMB,
+          baselineName: "the same process before the client and the caller's Map exist",
+          targetRssMB: 300,
+          itemsPerMessage,
+        });
+      }
     } finally {
       server.child.kill("SIGTERM");
       await once(server.child, "exit");
@@ -316,6 +355,83 @@ try {
       target: 0.7,
       peakRssMB: peak,
       ...options,
+    });
+  }
+
+  if (figures.includes("scale")) {
+    // Scale-out on PostgreSQL: the same calls through one server (all 16 ranges), then through two server
+    // groups with disjoint ranges (0-7 and 8-f, two processes on this machine standing in for two hosts),
+    // each into a fresh schema, with direct writes of the same calls as the baseline.
+    const calls = randomCalls(items, callSize);
+    const direct = await postgres.fresh();
+    const directSeconds = await timed(calls, direct.storage, concurrency);
+    await direct.storage.close();
+    print({
+      name: "contentAdd direct",
+      backend: "postgres",
+      items,
+      callSize,
+      seconds: +directSeconds.toFixed(2),
+      itemsPerSecond: Math.round(items / directSeconds),
+      ratio: 1,
+      concurrency,
+    });
+    for (const [layout, groups] of [
+      ["one server", [[]]],
+      [
+        "two groups (0-7, 8-f)",
+        [
+          ["--ranges", "0-7"],
+          ["--ranges", "8-f"],
+        ],
+      ],
+    ] as const) {
+      const target = await postgres.fresh();
+      await target.storage.close();
+      const seconds = await throughBroker(
+        target.spec,
+        (client) => timed(calls, client, concurrency),
+        groups.map((flags) => [...flags]),
+      );
+      print({
+        name: `contentAdd through RabbitMQ, ${layout}`,
+        backend: "postgres",
+        items,
+        callSize,
+        seconds: +seconds.toFixed(2),
+        itemsPerSecond: Math.round(items / seconds),
+        baseline: "contentAdd direct",
+        ratio: +(directSeconds / seconds).toFixed(3),
+        servers: groups.length,
+        ...options,
+      });
+    }
+  }
+
+  if (figures.includes("latency")) {
+    // Small writes keep their latency: one 1-item contentAdd round trip, one call at a time (the server's
+    // and the client's default options).
+    const target = await sqlite.fresh();
+    await target.storage.close();
+    const rounds = 300;
+    const samples = await throughBroker(target.spec, async (client) => {
+      const ms: number[] = [];
+      for (let i = 0; i < rounds + 30; i++) {
+        const call = randomCalls(1, 1)[0] as Map<string, bigint>;
+        const started = performance.now();
+        if (!(await client.contentAdd(call))) throw new Error("a write resolved false");
+        if (i >= 30) ms.push(performance.now() - started); // the first 30 warm up
+      }
+      return ms.sort((a, b) => a - b);
+    });
+    const at = (q: number) => +(samples[Math.floor(q * (samples.length - 1))] as number).toFixed(2);
+    print({
+      name: "contentAdd 1 item round trip through RabbitMQ",
+      backend: "sqlite",
+      calls: rounds,
+      medianMs: at(0.5),
+      p90Ms: at(0.9),
+      p99Ms: at(0.99),
     });
   }
 

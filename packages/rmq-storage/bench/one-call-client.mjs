@@ -1,18 +1,24 @@
 /**
  * The client side of the single-call RSS figure, in a process of its own running the built package (no
- * TypeScript loader), as an application would: `node bench/one-call-client.mjs <amqp-url> <prefix> <sqlite-file> <items>`.
+ * TypeScript loader), as an application would:
+ * `node bench/one-call-client.mjs <amqp-url> <prefix> <sqlite-file> <items> [<items-per-message>]`.
  * Prints one JSON line: the RSS before the data exists, after the caller built its Map, and the peak during the call.
  */
 import { randomBytes } from "node:crypto";
 import { openSqliteStorage, RmqStorageClient } from "@x/rmq-storage";
 
-const [url, prefix, file, count] = process.argv.slice(2);
+const [url, prefix, file, count, perMessage] = process.argv.slice(2);
 const items = Number(count);
 const mb = (bytes) => Math.round(bytes / 1024 / 1024);
 const empty = process.memoryUsage.rss();
 
 const local = await openSqliteStorage(file);
-const client = await RmqStorageClient.connect({ url, storage: local, prefix });
+const client = await RmqStorageClient.connect({
+  url,
+  storage: local,
+  prefix,
+  ...(perMessage ? { itemsPerMessage: Number(perMessage) } : {}),
+});
 /** The caller's data: `items` random ids with distinct dates. */
 function randomCall() {
   const call = new Map();
