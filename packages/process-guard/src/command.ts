@@ -2,8 +2,9 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { ExitCode, onShutdownSignals, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
+import { ExitCode, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
+import { forwardSignals } from "./forward-signals.js";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
@@ -34,7 +35,11 @@ Exit status:
   128+n  the command died of signal n (not sent by x-guard as a guard)
   otherwise the command's own exit status
 
-A first SIGINT or SIGTERM to x-guard is forwarded to the command's process group; a second sends SIGKILL.
+Signals:
+  SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM to x-guard are forwarded to the command's
+  process group, every time. A first SIGINT or SIGTERM is forwarded too; the same signal again
+  (or the other one 2 s or more later) sends SIGKILL to the group. The limits still apply
+  afterwards, and the exit status says how the command ended (128+n if it died of signal n).
 `;
 
 /** Exit statuses of x-guard. */
@@ -159,11 +164,9 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
       stderr.write(`x-guard: ${what} (level ${level}): ${action} [${error.message}]\n`);
     },
   });
-  // The toolkit's convention: the first SIGINT or SIGTERM goes to the command's group as it is, a second one
-  // forces with SIGKILL; the group is swept once the command exits.
-  const removeHandlers = onShutdownSignals((signal) => command.kill(signal), {
-    force: () => command.kill("SIGKILL"),
-  });
+  // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
+  // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
+  const removeHandlers = forwardSignals(command);
   let result: Awaited<typeof command>;
   try {
     result = await command;

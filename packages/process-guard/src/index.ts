@@ -9,6 +9,13 @@ export {
   type MemoryMetric,
 } from "./errors.js";
 export {
+  type ForwardedSignal,
+  type ForwardSignalsOptions,
+  forwardedSignals,
+  forwardSignals,
+  type SignalForwarding,
+} from "./forward-signals.js";
+export {
   type ActiveGuard,
   type ActiveTimeGuard,
   type GuardEvents,

@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { describe, expectTypeOf, it } from "vitest";
 import {
   type CommonGuardOptions,
+  type ForwardSignalsOptions,
   type GuardedCommandOptions,
   InterruptType,
   type MemGuardOptions,
@@ -55,6 +56,7 @@ describe("option names and units", () => {
       | "checkIntervalMs"
       | "logger"
     >();
+    expectTypeOf<keyof ForwardSignalsOptions>().toEqualTypeOf<"signals">();
     expectTypeOf<keyof RunOptions>().toEqualTypeOf<"signal">();
     expectTypeOf<keyof WatchOptions>().toEqualTypeOf<"signal">();
   });

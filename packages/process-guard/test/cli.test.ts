@@ -3,7 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseGuardArgs, runGuardCommand } from "../src/command.js";
-import { delay, goneWithin, runThroughPipe, signalLogger, startTs } from "./helpers.js";
+import { pgidOf } from "../src/process-info.js";
+import {
+  cleanupAfterTest,
+  collect,
+  delay,
+  goneWithin,
+  type Logged,
+  runThroughPipe,
+  signalLogger,
+  startTs,
+} from "./helpers.js";
 
 const cli = new URL("../src/cli.ts", import.meta.url).pathname;
 const node = process.execPath;
@@ -45,6 +55,7 @@ describe("x-guard: usage", () => {
     expect(code).toBe(0);
     expect(stdout).toContain("Usage: x-guard");
     expect(stdout).toContain("--max-memory SIZE");
+    expect(stdout).toContain("SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM to x-guard are forwarded");
     expect(stderr).toBe("");
     expect((await inProcess(["-h"])).stdout).toBe(stdout);
   });
@@ -281,21 +292,28 @@ describe("x-guard: signals", () => {
     expect(result.code).toBe(3);
   });
 
-  it("gives 128 + n when the command dies of the forwarded signal", async () => {
-    // The process that prints "started" is the one that dies: with `sh -c "echo …; exec sleep"`, a signal
-    // between the echo and the exec met the shell instead, and under load the test timed out.
-    const guard = xGuard([
-      "--timeout",
-      "30",
-      "--",
-      node,
-      "-e",
-      'console.log("started"); setTimeout(() => {}, 30_000);',
-    ]);
-    await waitForOutput(guard, "started");
-    guard.child.kill("SIGINT");
-    expect((await guard.done).code).toBe(130);
-  });
+  it.each([
+    ["SIGINT", 130],
+    ["SIGHUP", 129],
+    ["SIGQUIT", 131],
+  ] as const)(
+    "gives 128 + n when the command dies of the forwarded signal, as timeout(1): %s, %i",
+    async (signal, status) => {
+      // The process that prints "started" is the one that dies: with `sh -c "echo …; exec sleep"`, a signal
+      // between the echo and the exec met the shell instead, and under load the test timed out.
+      const guard = xGuard([
+        "--timeout",
+        "30",
+        "--",
+        node,
+        "-e",
+        'console.log("started"); setTimeout(() => {}, 30_000);',
+      ]);
+      await waitForOutput(guard, "started");
+      guard.child.kill(signal);
+      expect((await guard.done).code).toBe(status);
+    },
+  );
 
   it("sends SIGKILL on a second signal of the same kind", async () => {
     const guard = xGuard(["--timeout", "30", "--", node, signalLogger, "--ignore"]);
@@ -321,6 +339,34 @@ describe("x-guard: signals", () => {
     expect(result.stdout).not.toContain('"signal":"SIGTERM"');
   });
 
+  it.each(["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] as const)(
+    "forwards %s to the command's whole group, every time, and the time limit still applies afterwards",
+    async (signal) => {
+      const guard = xGuard(["--timeout", "4", "--grace", "0.3", "--send-kill", "--", ...loggers]);
+      const log = collect(guard.child);
+      const pids = await bothReady(log);
+      const got = (pid: number, name: string) =>
+        log.entries.filter((e) => e.pid === pid && e.signal === name);
+      for (const times of [1, 2]) {
+        guard.child.kill(signal);
+        await log.waitFor(() => pids.every((pid) => got(pid, signal).length === times));
+      }
+      const result = await guard.done; // x-guard lived on, and the ladder ran: SIGINT, SIGTERM, SIGKILL
+      expect(result.code).toBe(124);
+      const ladder = result.stderr.split("\n").filter((line) => line.startsWith("x-guard:"));
+      expect(ladder.map((line) => /\(level \d\): \w+/.exec(line)?.[0])).toEqual([
+        "(level 0): SIGINT",
+        "(level 1): SIGTERM",
+        "(level 2): SIGKILL",
+      ]);
+      for (const pid of pids) {
+        expect(got(pid, "SIGINT")).toHaveLength(1);
+        expect(got(pid, "SIGINT")[0]!.at).toBeGreaterThan(got(pid, signal)[1]!.at);
+        expect(await goneWithin(pid, 2_000)).toBe(true);
+      }
+    },
+  );
+
   it("sweeps the group after the command exits, so its background jobs do not outlive it", async () => {
     // node needs a few hundred ms to start under load: a limit that leaves room for its handlers
     const result = await run([
@@ -344,6 +390,17 @@ describe("x-guard: signals", () => {
     for (const pid of pids) expect(await goneWithin(pid, 2_000)).toBe(true);
   });
 });
+
+/** The signal logger with a grandchild in its group, both logging every signal and exiting on none. */
+const loggers = [node, signalLogger, "--grandchild", "--ignore"];
+
+/** Waits until both loggers are ready; resolves with their pids. */
+async function bothReady(log: Logged): Promise<number[]> {
+  const ready = () => log.entries.filter((entry) => entry.ready === true).map((entry) => entry.pid);
+  await log.waitFor(() => ready().length === 2, 30_000);
+  cleanupAfterTest({ pid: pgidOf(ready()[0]!) as number }); // their group, should x-guard die
+  return ready();
+}
 
 function waitForOutput(guard: ReturnType<typeof xGuard>, text: string): Promise<void> {
   return new Promise((resolve) => {
