@@ -3,6 +3,8 @@
  * each with a baseline measured in the same run. RabbitMQ on loopback, the fake ERMrest in-process.
  */
 import { setMaxListeners } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { sleep } from "@x/core";
 import amqp from "amqplib";
 import { ErmrestCatalog, PollingErmrestCatalog, type Row } from "../src/index.js";
@@ -474,9 +476,104 @@ async function outageFigure(outageMs: number) {
   }
 }
 
+/** A local HTTP server answering `bytes` of JSON to every GET, streamed in 64 KiB chunks; counts what it sent. */
+async function bodyServer(bytes: number) {
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  const counter = { sent: 0 };
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { "Content-Type": "application/json" });
+    let left = bytes - 2;
+    response.write("[");
+    const pump = () => {
+      while (left > 0 && !response.destroyed) {
+        const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+        left -= part.length;
+        counter.sent += part.length;
+        if (!response.write(part)) return;
+      }
+      if (left <= 0) response.end("]");
+    };
+    response.on("drain", pump);
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = () =>
+    new Promise<void>((resolve) => server.close(() => resolve()) && server.closeAllConnections());
+  return { address, counter, close };
+}
+
+/**
+ * Reading a body: the catalog's bounded reader against `fetch` + `Response.text()` (the baseline, what the
+ * catalog did before), 20 GETs each of 1 MiB and 16 MiB; then a 64 MiB body against a 16 MiB bound: how much
+ * the server got to send before the catalog cancelled it, against reading it whole.
+ */
+async function responseFigures() {
+  for (const mib of [1, 16]) {
+    const server = await bodyServer(mib * 1024 * 1024);
+    const catalog = new ErmrestCatalog({
+      scheme: "http",
+      server: server.address,
+      catalogId: 1,
+      caching: false,
+    });
+    const url = `http://${server.address}/ermrest/catalog/1/entity/S:T`;
+    const bounded: number[] = [];
+    const baseline: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      let started = performance.now();
+      await catalog.get("/entity/S:T");
+      bounded.push(performance.now() - started);
+      started = performance.now();
+      await (await fetch(url)).text();
+      baseline.push(performance.now() - started);
+    }
+    await server.close();
+    emit({
+      bench: "polling-catalog.response-read",
+      bodyMiB: mib,
+      gets: 20,
+      ...summary(bounded),
+      baseline: { what: "fetch + Response.text(), same server, same run", ...summary(baseline) },
+    });
+  }
+  const hostileBytes = 64 * 1024 * 1024;
+  const cap = async (read: (address: string) => Promise<unknown>) => {
+    const server = await bodyServer(hostileBytes);
+    const started = performance.now();
+    const result = await read(server.address).then(
+      () => "resolved",
+      (error: { code?: string }) => error.code,
+    );
+    const elapsedMs = performance.now() - started;
+    await sleep(200);
+    await server.close();
+    return { result, elapsedMs: round(elapsedMs), serverSentMiB: round(server.counter.sent / 1024 / 1024) };
+  };
+  const bounded = await cap((address) =>
+    new ErmrestCatalog({
+      scheme: "http",
+      server: address,
+      catalogId: 1,
+      maxResponseBytes: 16 * 1024 * 1024,
+    }).get("/entity/S:T"),
+  );
+  const whole = await cap(async (address) =>
+    (await fetch(`http://${address}/ermrest/catalog/1/entity/S:T`)).text(),
+  );
+  emit({
+    bench: "polling-catalog.response-cap",
+    bodyMiB: hostileBytes / 1024 / 1024,
+    maxResponseMiB: 16,
+    ...bounded,
+    baseline: { what: "fetch + Response.text() (before this change): the whole body in memory", ...whole },
+  });
+}
+
 if (!only || only === "spread") await spreadFigures();
 if (!only || only === "outage") await outageFigure(30_000);
 if (!only || only === "latency") await latencyFigures();
 if (!only || only === "idle") await idleFigure();
 if (!only || only === "claim") await claimFigures();
+if (!only || only === "response") await responseFigures();
 if (only === "claim-full") await claimFigures(Number(process.argv[3] ?? 10_000));
