@@ -4,6 +4,7 @@ export type {
   FetchFunction,
 } from "./catalog-options.js";
 export {
+  type CatalogDescription,
   type DeleteOptions,
   ErmrestCatalog,
   type GetOptions,

@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { describe, expectTypeOf, it } from "vitest";
 import {
   type BlockingPollOptions,
+  type CatalogDescription,
   type CatalogResponse,
   type Credentials,
   type DeleteOptions,
@@ -138,5 +139,26 @@ describe("blockingPoll() options", () => {
     catalog.blockingPoll(lookForWork, { maxCoalesceSeconds: 5 });
     // @ts-expect-error: deriva-py's snake case is not accepted
     catalog.blockingPoll(lookForWork, { polling_seconds: 600 });
+  });
+});
+
+describe("what a catalog prints", () => {
+  it("toJSON gives the URL, the settings and which credentials are set", () => {
+    expectTypeOf<CatalogDescription>().toEqualTypeOf<{
+      url: string;
+      caching: boolean;
+      maxResponseBytes: number;
+      maxCacheBytes: number;
+      credentials: { cookie?: string; bearerToken?: string };
+    }>();
+    expectTypeOf(catalog.toJSON()).toEqualTypeOf<
+      CatalogDescription & { amqpUrl: string; noticeExchange: string }
+    >();
+    expectTypeOf(response.toJSON()).toEqualTypeOf<{
+      status: number;
+      url: string;
+      etag: string | null;
+      headers: Record<string, string>;
+    }>();
   });
 });
