@@ -21,7 +21,14 @@ const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const tls =
   certFile && keyFile && caFile ? { host: "127.0.0.1", port: 0, certFile, keyFile, caFile } : undefined;
-const sup = await startSupervisor({ db, fetchersDir, socket, ...(tls ? { tls } : {}) });
+// 512 connections of each kind are opened back to back: room for both while the first ones close
+const sup = await startSupervisor({
+  db,
+  fetchersDir,
+  socket,
+  maxConnections: 4_096,
+  ...(tls ? { tls } : {}),
+});
 let firstIngest: number | undefined;
 sup.on("run", (e) => {
   if (e.change === "added") firstIngest = performance.now();
