@@ -10,20 +10,27 @@
  * - `memory sample`: one own-process sample with the guard's bookkeeping (an activation's check), per metric.
  * - `10k active activations`: heap and RSS growth after GC (each holds one unref'd timer for its deadline),
  *   and the event-loop delay while they are active, each beside the same 10 000 pending tasks without a guard.
+ * - `reaper`: what the reaper adds to each `runGuardedCommand()`: the time per command (`true`) with and
+ *   without it, and the reaper's RSS beside that of a minimal Node process doing the same wait.
+ *
+ * `--only=<name>` runs one of them: `overhead`, `latency`, `sample`, `activations`, `reaper`.
  */
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import pTimeout from "p-timeout";
 import { Activation } from "../src/activation.js";
 import { clock } from "../src/clock.js";
-import { memGuard, timeGuard } from "../src/index.js";
+import { memGuard, runGuardedCommand, timeGuard } from "../src/index.js";
 import { InProcessTarget } from "../src/targets.js";
 import { ticks } from "../src/ticker.js";
 
 setFlagsFromString("--expose-gc");
 const gc = runInNewContext("gc") as () => void;
 const quick = process.argv.includes("--quick");
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
 
 function report(figure: Record<string, unknown>): void {
   console.log(JSON.stringify(figure));
@@ -197,13 +204,113 @@ async function manyActive(): Promise<void> {
   });
 }
 
+/** VmRSS of `pid`, in bytes. */
+function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmRSS:\s+(\d+) kB$/m);
+  return Number(line?.[1]) * 1024;
+}
+
+/** The reaper guarding process group `pgid`, found by its command line. */
+function findReaper(pgid: number): number | undefined {
+  for (const name of readdirSync("/proc")) {
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv[3] === "x-guard-reaper" && argv[4] === String(pgid)) return Number(name);
+    } catch {
+      // not a process, or gone
+    }
+  }
+  return undefined;
+}
+
+async function reaperCost(): Promise<void> {
+  const commands = quick ? 40 : 200;
+  const perCommand = async (reaper: boolean) => {
+    const times: number[] = [];
+    for (let i = 0; i < commands; i++) {
+      const started = performance.now();
+      await runGuardedCommand("true", [], { stdio: "ignore", timeoutMs: 60_000, reaper });
+      times.push(performance.now() - started);
+    }
+    return times.sort((a, b) => a - b);
+  };
+  await perCommand(true); // warm-up
+  // interleaved rounds, so that the load of the moment falls on both alike
+  const withReaper: number[] = [];
+  const without: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    without.push(...(await perCommand(false)));
+    withReaper.push(...(await perCommand(true)));
+  }
+  withReaper.sort((a, b) => a - b);
+  without.sort((a, b) => a - b);
+  const median = (sorted: number[]) => percentile(sorted, 50);
+  report({
+    name: "reaper: time per command",
+    value: round(median(withReaper) - median(without), 2),
+    unit: "ms (median with reaper - median without)",
+    target: "≤ 5 ms",
+    medianWithMs: round(median(withReaper), 2),
+    medianWithoutMs: round(median(without), 2),
+    p99WithMs: round(percentile(withReaper, 99), 2),
+    p99WithoutMs: round(percentile(without, 99), 2),
+    commands: withReaper.length,
+  });
+
+  let pgid = 0;
+  let reaperRss = 0;
+  await runGuardedCommand("sleep", ["0.5"], {
+    stdio: "ignore",
+    timeoutMs: 60_000,
+    onSpawn: (pid) => {
+      pgid = pid;
+      const reaper = findReaper(pid);
+      if (reaper !== undefined) reaperRss = rssBytes(reaper);
+    },
+  });
+  // the alternative: a Node script that waits on its stdin the same way
+  const node = spawn(process.execPath, ["-e", "process.stdin.resume()"], {
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // let it finish starting
+  const nodeRss = rssBytes(node.pid!);
+  node.stdin.end();
+  const nodeStarted = performance.now();
+  await new Promise<void>((resolve) => {
+    const probe = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    probe.once("exit", () => resolve());
+  });
+  const nodeStartMs = performance.now() - nodeStarted;
+  const mb = (bytes: number) => round(bytes / 1024 / 1024, 2);
+  report({
+    name: "reaper: memory",
+    value: mb(reaperRss),
+    unit: "MB of RSS (one /bin/sh per command)",
+    target: "≤ 5 MB",
+    pgid,
+    nodeAlternativeRssMb: mb(nodeRss),
+    nodeAlternativeStartMs: round(nodeStartMs, 1),
+  });
+}
+
+const benchmarks: Record<string, () => Promise<void> | void> = {
+  overhead: runOverhead,
+  latency: async () => {
+    await interruptLatency(20);
+    await interruptLatency(500);
+  },
+  sample: () => {
+    memorySample("rss");
+    memorySample("heap");
+    memorySample("tree");
+  },
+  activations: manyActive,
+  reaper: reaperCost,
+};
+
 // the guards' timers are unref'd and never keep a process alive: this does, while the benchmarks wait
 const keepAlive = setInterval(() => {}, 1_000);
-await runOverhead();
-await interruptLatency(20);
-await interruptLatency(500);
-memorySample("rss");
-memorySample("heap");
-memorySample("tree");
-await manyActive();
+for (const [name, bench] of Object.entries(benchmarks)) {
+  if (only === undefined || only === name) await bench();
+}
 clearInterval(keepAlive);

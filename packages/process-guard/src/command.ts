@@ -40,6 +40,7 @@ Signals:
   process group, every time. A first SIGINT or SIGTERM is forwarded too; the same signal again
   (or the other one 2 s or more later) sends SIGKILL to the group. The limits still apply
   afterwards, and the exit status says how the command ended (128+n if it died of signal n).
+  If x-guard itself dies (even of SIGKILL), a reaper process kills the command's group.
 `;
 
 /** Exit statuses of x-guard. */

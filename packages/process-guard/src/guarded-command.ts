@@ -6,6 +6,7 @@ import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
 import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
+import { type Reaper, startReaper } from "./reaper.js";
 import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
 /** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
@@ -49,6 +50,15 @@ export interface GuardedCommandOptions {
    * Default `false`.
    */
   progressOnOutput?: boolean;
+  /**
+   * Start a reaper: a small `/bin/sh` process, in a session of its own, that holds a pipe from this process
+   * and kills the command's process group with SIGKILL when the pipe closes without the guard having said that
+   * the command ended, that is, when this process dies by any means, SIGKILL included, while the command runs.
+   * It checks first that the group is still the command's (see the README's "When the guard dies"). One extra
+   * process per command: about 3 ms more per command and 1.7 MB of RSS while it runs. Ignored on Windows.
+   * Default `true`.
+   */
+  reaper?: boolean;
   /** Passed to `spawn()`. Default `"inherit"`. */
   stdio?: StdioOptions;
   /** The command's environment. Default `process.env`. */
@@ -108,6 +118,7 @@ const schema = z.strictObject({
   gracePeriodMs: nonNegative(millis).optional(),
   sendKill: bool.optional(),
   progressOnOutput: bool.optional(),
+  reaper: bool.optional(),
   stdio: z
     .custom<StdioOptions>((value) => typeof value === "string" || Array.isArray(value), {
       error: 'spawn()\'s stdio ("inherit", "pipe", "ignore" or an array)',
@@ -133,8 +144,10 @@ const argsSchema = z.strictObject({
  * Runs `command args…` in its own process group under a time and/or memory limit (metric `"tree"`: the command
  * and all its descendants), with the guards' signal ladder to the whole group: SIGINT, then SIGTERM after the
  * grace period, then SIGTERM again (SIGKILL with `sendKill`). A group that received a signal is swept with
- * SIGKILL once the command exits, so its background jobs do not outlive it. The handle's promise never rejects
- * for the command (a command that cannot start resolves with 126 or 127).
+ * SIGKILL once the command exits, so its background jobs do not outlive it. A reaper process (option `reaper`)
+ * kills the group if this process dies, even of SIGKILL, while the command runs. The handle's promise never
+ * rejects for the command (a command that cannot start resolves with 126 or 127). Pass the handle to
+ * `forwardSignals()` to forward the signals this process receives.
  *
  * @param command - the program, found through `PATH`
  * @param args - its arguments, passed untouched
@@ -202,11 +215,17 @@ async function run(
     ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
   });
   state.child = child;
+  // at once, before the event loop can reap the command: its pid and start time still name it
+  let reaper: Reaper | undefined;
+  if (child.pid !== undefined && (o.reaper ?? true) && process.platform !== "win32") {
+    reaper = startReaper(child.pid, log);
+  }
   const spawnError = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
     child.once("spawn", () => resolve(undefined));
     child.once("error", (error) => resolve(error));
   });
   if (spawnError !== undefined) {
+    reaper?.disarm();
     const exitCode = isCode(spawnError, "ENOENT") ? GuardedExitCode.NOT_FOUND : GuardedExitCode.CANNOT_RUN;
     return { exitCode, limit: undefined, code: null, signal: null, pid: undefined, spawnError };
   }
@@ -272,6 +291,7 @@ async function run(
     const exit = await exited;
     await Promise.allSettled(handles);
     if (state.signalled) killGroup(pid, "SIGKILL"); // the sweep: background jobs must not outlive the command
+    reaper?.disarm(); // the command ended under our eyes: what is left of its group is not the reaper's
     if (copies.length > 0) await drainOutput(copies, [child.stdout!, child.stderr!]);
     let exitCode: number;
     if (limit === "time") exitCode = GuardedExitCode.TIMEOUT;
@@ -280,6 +300,7 @@ async function run(
     else exitCode = signalExitCode(exit.signal!);
     return { exitCode, limit, code: exit.code, signal: exit.signal, pid, spawnError: undefined };
   } finally {
+    reaper?.disarm();
     o.signal?.removeEventListener("abort", stop);
     await Promise.allSettled(handles.map((handle) => handle.close()));
   }

@@ -47,6 +47,7 @@ describe("option names and units", () => {
       | "gracePeriodMs"
       | "sendKill"
       | "progressOnOutput"
+      | "reaper"
       | "stdio"
       | "env"
       | "cwd"

@@ -52,17 +52,20 @@ interface ProcStat {
   pgid: number;
   /** Resident pages. */
   rss: number;
+  /** When it started, in clock ticks since boot (as written: it may exceed 2^53 in theory). */
+  startTime: string;
 }
 
 /** Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so split after the last `)`. */
 function parseStat(text: string): ProcStat {
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, rss 24.
+  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, starttime 22, rss 24.
   return {
     state: fields[0] ?? "",
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     rss: Number(fields[21]),
+    startTime: fields[19] ?? "",
   };
 }
 
@@ -131,6 +134,20 @@ export function pgidOf(pid: number, procfs = hasProcfs): number | Promise<number
       throw new ProcessGone(pid);
     },
   );
+}
+
+/**
+ * When `pid` started (`/proc/<pid>/stat`'s `starttime`, clock ticks since boot): with the pid, it names one
+ * process for good, since a pid is reused only by a later process. `undefined` without `/proc` or when the
+ * process is gone (a zombie still has it).
+ */
+export function startTimeOf(pid: number, procfs = hasProcfs): string | undefined {
+  if (!procfs) return undefined;
+  try {
+    return readProcStat(pid).startTime;
+  } catch {
+    return undefined;
+  }
 }
 
 let ownGroup: number | Promise<number> | undefined;

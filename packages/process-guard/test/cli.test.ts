@@ -56,6 +56,7 @@ describe("x-guard: usage", () => {
     expect(stdout).toContain("Usage: x-guard");
     expect(stdout).toContain("--max-memory SIZE");
     expect(stdout).toContain("SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM to x-guard are forwarded");
+    expect(stdout).toContain("a reaper process kills the command's group");
     expect(stderr).toBe("");
     expect((await inProcess(["-h"])).stdout).toBe(stdout);
   });

@@ -1,4 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { onTestFinished } from "vitest";
 
@@ -222,4 +223,54 @@ export function busy(ms: number): void {
   while (performance.now() < end) {
     // spin
   }
+}
+
+/** The running (not zombie) members of process group `pgid`, from `/proc`. */
+export function runningMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const [state, , group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(group) === pgid && state !== "Z") members.push(Number(name));
+    } catch {
+      // gone between readdir and read
+    }
+  }
+  return members;
+}
+
+/** Whether process group `pgid` exists (`kill(-pgid, 0)`: a zombie member still counts). */
+export function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** Resolves with the ms it took until `test()` held, or rejects after `ms`. */
+export async function until(test: () => boolean, ms: number, what: string): Promise<number> {
+  const started = performance.now();
+  while (!test()) {
+    if (performance.now() - started > ms) throw new Error(`not within ${ms} ms: ${what}`);
+    await delay(20);
+  }
+  return performance.now() - started;
+}
+
+/** The pid of the reaper that guards process group `pgid` (`x-guard-reaper <pgid> …` in its command line). */
+export function reaperOf(pgid: number): number | undefined {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv[3] === "x-guard-reaper" && argv[4] === String(pgid)) return Number(name);
+    } catch {
+      // gone between readdir and read
+    }
+  }
+  return undefined;
 }
