@@ -87,6 +87,7 @@ export function startReaper(pgid: number, logger: Logger, startTime = startTimeO
 export function spawnReaper(pgid: number, startTime: string): ChildProcess {
   return spawn("/bin/sh", ["-c", program, reaperName, String(pgid), startTime], {
     detached: true,
+    cwd: "/", // it must not keep the guard's working directory busy (a temporary one, a mount)
     stdio: ["pipe", "ignore", "ignore"],
   });
 }

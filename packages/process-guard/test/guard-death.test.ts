@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runGuardedCommand } from "../src/guarded-command.js";
 import { pgidOf, startTimeOf } from "../src/process-info.js";
@@ -92,6 +93,7 @@ describe("a guard that dies leaves no job running: the reaper", () => {
   it("starts with the command and leaves when it ends normally, leaving the rest of the group alone", async () => {
     let pgid = 0;
     let reaper: number | undefined;
+    let reaperCwd: string | undefined;
     // the command leaves a background sleep in its group and exits 0: nobody signalled the group, so it stays
     const result = await runGuardedCommand("sh", ["-c", "sleep 30 & sleep 0.5"], {
       stdio: "ignore",
@@ -100,10 +102,12 @@ describe("a guard that dies leaves no job running: the reaper", () => {
         pgid = pid;
         cleanupAfterTest({ pid });
         reaper = reaperOf(pid); // started before the command is handed over
+        if (reaper !== undefined) reaperCwd = readlinkSync(`/proc/${reaper}/cwd`);
       },
     });
     expect(result.exitCode).toBe(0);
     expect(reaper).toBeGreaterThan(0);
+    expect(reaperCwd).toBe("/"); // it keeps no directory of ours busy
     await until(() => reaperOf(pgid) === undefined, 5_000, "the reaper gone");
     expect(runningMembers(pgid)).toHaveLength(1); // the background sleep
   });
