@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseGuardArgs, runGuardCommand } from "../src/command.js";
-import { pgidOf } from "../src/process-info.js";
+import { isAlive, pgidOf } from "../src/process-info.js";
 import {
   cleanupAfterTest,
   collect,
@@ -367,6 +367,15 @@ describe("x-guard: signals", () => {
       }
     },
   );
+
+  it("leaves a command's background jobs alone when nobody signalled it: its reaper got done before x-guard exited", async () => {
+    const result = await run(["--timeout", "30", "--", "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"]);
+    expect(result.code).toBe(0);
+    const sleep = Number(result.stdout.trim());
+    cleanupAfterTest({ pid: sleep });
+    await delay(500); // what a reaper that missed its done would have done by now
+    expect(isAlive(sleep)).toBe(true);
+  });
 
   it("sweeps the group after the command exits, so its background jobs do not outlive it", async () => {
     // node needs a few hundred ms to start under load: a limit that leaves room for its handlers
