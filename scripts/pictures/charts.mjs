@@ -1,4 +1,4 @@
-// Charts drawn from figures: grouped bars and lines over a numeric axis.
+// Charts drawn from figures: grouped bars over a value axis.
 import { document, element, palette, text } from "./svg.mjs";
 
 /** A "nice" axis maximum and step for values up to `max`: 1, 2 or 5 × 10ⁿ per step, about five steps. */
@@ -126,51 +126,5 @@ export function barChart({ title, subtitle, unit, categories, series, reference 
     ...valueAxis(area, top, step, unit),
     ...bars,
     ...(line ?? []),
-  );
-}
-
-/**
- * Lines over a numeric x axis, with a marker on every point.
- *
- * @param spec - `{ title, subtitle?, xLabel, yLabel, series: [{ label, points: [x, y][] }], xTicks: number[] }`
- */
-export function lineChart({ title, subtitle, xLabel, yLabel, series, xTicks }) {
-  const width = Math.max(560, title.length * 9 + 90);
-  const height = 340;
-  const area = { x: 64, y: 70, width: width - 90, height: 200 };
-  const { top, step } = niceScale(Math.max(...series.flatMap((s) => s.points.map(([, v]) => v))));
-  const xs = series.flatMap((s) => s.points.map(([x]) => x)).concat(xTicks);
-  const [xMin, xMax] = [Math.min(...xs), Math.max(...xs)];
-  const px = (x) => area.x + ((x - xMin) / (xMax - xMin || 1)) * area.width;
-  const py = (v) => area.y + area.height - (v / top) * area.height;
-  const lines = series.map((s, i) => {
-    const colour = palette[i % palette.length];
-    return element(
-      "g",
-      {},
-      element("polyline", {
-        points: s.points.map(([x, v]) => `${px(x).toFixed(1)},${py(v).toFixed(1)}`).join(" "),
-        fill: "none",
-        stroke: colour,
-        "stroke-width": 2,
-      }),
-      ...s.points.map(([x, v]) => element("circle", { cx: px(x), cy: py(v), r: 3, fill: colour })),
-    );
-  });
-  return document(
-    width,
-    height,
-    title,
-    text(area.x, 22, title, { size: 15, weight: "bold" }),
-    subtitle && text(area.x, 40, subtitle, { size: 11, fill: "#555" }),
-    ...legend(
-      area.x,
-      58,
-      series.map((s) => s.label),
-    ),
-    ...valueAxis(area, top, step, yLabel),
-    ...xTicks.map((x) => text(px(x), area.y + area.height + 16, String(x), { anchor: "middle", size: 11 })),
-    text(area.x + area.width / 2, area.y + area.height + 36, xLabel, { anchor: "middle", size: 12 }),
-    ...lines,
   );
 }
