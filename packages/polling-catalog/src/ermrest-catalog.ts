@@ -13,7 +13,7 @@ import {
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
 import { type BoundedBody, readBoundedBody } from "./read-body.js";
-import { inspectAs, redactedMark } from "./redact.js";
+import { inspectAs, maskSecrets, redactedMark, secretsOf } from "./redact.js";
 import { CatalogResponse } from "./response.js";
 import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
 
@@ -114,6 +114,8 @@ export class ErmrestCatalog<
   protected readonly options: Omit<ParsedCatalogOptions, "credentials">;
   /** Which credentials were given, for {@link ErmrestCatalog.toJSON}: never their values. */
   readonly #credentialNames: Array<keyof ParsedCatalogOptions["credentials"]>;
+  /** The credentials and their parts, masked in error bodies: a server may echo the request's headers. */
+  readonly #secrets: string[];
   readonly #fetch: FetchFunction;
   readonly #cache: Lru<string, Sent> | undefined;
   readonly #baseHeaders: Headers;
@@ -126,6 +128,7 @@ export class ErmrestCatalog<
     super();
     const { credentials, ...parsed } = parseCatalogOptions(options);
     this.options = parsed;
+    this.#secrets = secretsOf(credentials);
     this.#credentialNames = (["cookie", "bearerToken"] as const).filter(
       (name) => credentials[name] !== undefined,
     );
@@ -297,9 +300,18 @@ export class ErmrestCatalog<
         await sleep(waitMs, { signal: spec.signal });
         continue;
       }
-      if (response.status >= 400 && response.status <= 599) throw errorForStatus(response);
+      if (response.status >= 400 && response.status <= 599) throw errorForStatus(this.#masked(response));
       return sent;
     }
+  }
+
+  /** The response with our credentials masked in its body, if it echoes any: what an error may hold. */
+  #masked(response: CatalogResponse): CatalogResponse {
+    const body = response.text();
+    const masked = maskSecrets(body, this.#secrets);
+    return masked === body
+      ? response
+      : new CatalogResponse(response.status, response.headers, response.url, masked);
   }
 
   async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {

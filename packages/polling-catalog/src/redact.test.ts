@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactUrl } from "./redact.js";
+import { maskSecrets, redactUrl, secretsOf } from "./redact.js";
 
 describe("redactUrl", () => {
   it("shows the password as *** and keeps the rest", () => {
@@ -25,5 +25,17 @@ describe("redactUrl", () => {
     ["a scheme without authority", "x:agent:s3cret@broker", "***@broker"],
   ])("masks everything up to the last @ for %s", (_case, url, shown) => {
     expect(redactUrl(url)).toBe(shown);
+  });
+});
+
+describe("secretsOf and maskSecrets", () => {
+  it("mask each credential, whole and each cookie value of 6 characters or more, longest first", () => {
+    const secrets = secretsOf({ cookie: "webauthn=abcdefghij; lang=en", bearerToken: "tok3n-value" });
+    expect(secrets).toEqual(["webauthn=abcdefghij; lang=en", "tok3n-value", "abcdefghij"]);
+    expect(
+      maskSecrets("Cookie: webauthn=abcdefghij; lang=en; token tok3n-value; again abcdefghij; en", secrets),
+    ).toBe("Cookie: ***; token ***; again ***; en");
+    expect(secretsOf({})).toEqual([]);
+    expect(maskSecrets("nothing to hide", secrets)).toBe("nothing to hide");
   });
 });

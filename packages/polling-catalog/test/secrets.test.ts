@@ -90,6 +90,19 @@ describe("no credential is printed", () => {
     expectNoSecret(response);
   });
 
+  it("by an HTTPError whose body echoes the request's credentials, which shows *** there instead", async () => {
+    await using stub = await startStubServer((request, response) => {
+      response.writeHead(400, { "Content-Type": "text/plain" });
+      response.end(`Bad request. You sent: ${JSON.stringify(request.headers)}`);
+    });
+    const catalog = new ErmrestCatalog({ scheme: "http", server: stub.server, catalogId: 1, credentials });
+    const error = await catalog.get("/entity/S:T").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HTTPError);
+    expect((error as HTTPError).body).toContain('"authorization":"Bearer ***"');
+    expect((error as HTTPError).body).toContain('"cookie":"***"');
+    expectNoSecret(error, (error as HTTPError).body, (error as HTTPError).response.text());
+  });
+
   it("by a network error after the retries", async () => {
     const catalog = new ErmrestCatalog({
       scheme: "http",
