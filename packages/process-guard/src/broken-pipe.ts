@@ -9,8 +9,9 @@ export interface BrokenPipeHandling {
   whileCommandRuns(): () => void;
 }
 
-function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
-  if (error.code !== "EPIPE") throw error;
+/** Our output is gone: its reader went away (EPIPE), or it is a terminal that hung up (EIO). */
+function ignoreLostOutput(error: NodeJS.ErrnoException): void {
+  if (error.code !== "EPIPE" && error.code !== "EIO") throw error;
 }
 
 /**
@@ -19,10 +20,11 @@ function ignoreBrokenPipe(error: NodeJS.ErrnoException): void {
  * - Without a running command (usage, `--help`, "command not found"), an EPIPE on stdout or stderr ends
  *   x-guard quietly with 141, as a shell reports a program killed by the same broken pipe
  *   (`exitQuietlyOnBrokenPipe` of `@x/core`).
- * - While the command runs, x-guard must not end: the command would run on without its limits. An EPIPE is
- *   then ignored: x-guard's own lines are lost, a copy of the command's output (`--progress-on-output`) stops
- *   and sends the command's group SIGPIPE (see `runGuardedCommand`), and x-guard exits with the usual status
- *   once the command has ended. A command writing to the inherited stdout meets the broken pipe directly, and
+ * - While the command runs, x-guard must not end: the command would run on without its limits. An EPIPE, or
+ *   an EIO from a terminal that hung up (a closed window, a dropped ssh session: x-guard has forwarded the
+ *   SIGHUP), is then ignored: x-guard's own lines are lost, a copy of the command's output
+ *   (`--progress-on-output`) stops and sends the command's group SIGPIPE (see `runGuardedCommand`), and x-guard
+ *   exits with the usual status once the command has ended. A command writing to the inherited stdout meets the broken pipe directly, and
  *   x-guard reports how it ended (141 when SIGPIPE killed it).
  */
 export function handleBrokenPipes(): BrokenPipeHandling {
@@ -30,11 +32,11 @@ export function handleBrokenPipes(): BrokenPipeHandling {
   return {
     whileCommandRuns() {
       removeQuietExit();
-      process.stdout.on("error", ignoreBrokenPipe);
-      process.stderr.on("error", ignoreBrokenPipe);
+      process.stdout.on("error", ignoreLostOutput);
+      process.stderr.on("error", ignoreLostOutput);
       return () => {
-        process.stdout.off("error", ignoreBrokenPipe);
-        process.stderr.off("error", ignoreBrokenPipe);
+        process.stdout.off("error", ignoreLostOutput);
+        process.stderr.off("error", ignoreLostOutput);
         removeQuietExit = exitQuietlyOnBrokenPipe();
       };
     },

@@ -1,4 +1,5 @@
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -10,6 +11,8 @@ import {
   delay,
   goneWithin,
   type Logged,
+  packageDir,
+  quote,
   runThroughPipe,
   signalLogger,
   startTs,
@@ -377,6 +380,44 @@ describe("x-guard: signals", () => {
     expect(isAlive(sleep)).toBe(true);
   });
 
+  it("after its terminal hangs up, forwards the SIGHUP and still takes the command through the ladder", async () => {
+    // x-guard runs in a real terminal that script(1) makes, as the session leader; killing script closes the
+    // terminal: the kernel sends x-guard SIGHUP, and every later write of its `x-guard: …` lines fails with EIO
+    const log = join(dir, "hangup.log");
+    const guardPid = join(dir, "hangup.pid");
+    const command = `trap "echo HUP >> ${log}" HUP; trap "echo INT >> ${log}" INT; trap "echo TERM >> ${log}" TERM; echo $$ >> ${log}; while :; do sleep 0.1; done`;
+    const guard = [
+      node,
+      "--import",
+      "tsx",
+      "--conditions=@x/source",
+      cli,
+      "--timeout",
+      "3",
+      "--grace",
+      "0.3",
+    ];
+    const inner = `echo $$ > ${guardPid}; exec ${[...guard, "--send-kill", "--", "sh", "-c", command].map(quote).join(" ")}`;
+    const terminal = spawn("script", ["-q", "-c", inner, "/dev/null"], {
+      cwd: packageDir,
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    });
+    cleanupAfterTest(terminal);
+    const read = async (file: string) => (await readFile(file, "utf8").catch(() => "")).trim();
+    const lines = async () => (await read(log)).split("\n").filter(Boolean);
+    const pid = Number(await eventually(async () => (await lines())[0] ?? "", "the command started"));
+    cleanupAfterTest({ pid });
+    const xGuardPid = Number(await read(guardPid));
+    expect(xGuardPid).toBeGreaterThan(0);
+    terminal.kill("SIGKILL"); // the terminal hangs up
+    await eventually(async () => ((await lines()).includes("TERM") ? "yes" : ""), "the ladder's SIGTERM");
+    // x-guard lived through the hangup and its failed writes: no crash on EIO, no SIGKILL by its reaper first
+    expect((await lines()).slice(1, 4)).toEqual(["HUP", "INT", "TERM"]);
+    expect(await goneWithin(xGuardPid, 10_000)).toBe(true); // after level 2 (SIGKILL), x-guard ends
+    expect(await goneWithin(pid, 2_000)).toBe(true);
+  });
+
   it("sweeps the group after the command exits, so its background jobs do not outlive it", async () => {
     // node needs a few hundred ms to start under load: a limit that leaves room for its handlers
     const result = await run([
@@ -410,6 +451,16 @@ async function bothReady(log: Logged): Promise<number[]> {
   await log.waitFor(() => ready().length === 2, 30_000);
   cleanupAfterTest({ pid: pgidOf(ready()[0]!) as number }); // their group, should x-guard die
   return ready();
+}
+
+/** Polls `get` until it resolves with a non-empty string, for up to 20 s. */
+async function eventually(get: () => Promise<string>, what: string): Promise<string> {
+  const end = Date.now() + 20_000;
+  for (let value = await get(); ; value = await get()) {
+    if (value !== "") return value;
+    if (Date.now() > end) throw new Error(`not within 20 s: ${what}`);
+    await delay(50);
+  }
 }
 
 function waitForOutput(guard: ReturnType<typeof xGuard>, text: string): Promise<void> {

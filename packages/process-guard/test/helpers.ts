@@ -144,7 +144,8 @@ export function startTs(
   return { child, done };
 }
 
-const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+/** `word` quoted for a POSIX shell. */
+export const quote = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
 
 /**
  * Runs a TypeScript module file under bash with a real pipe, as a shell makes it: `file args | reader` (stdout)
