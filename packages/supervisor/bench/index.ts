@@ -4,13 +4,27 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { hash } from "node:crypto";
-import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { SupervisorClient, SupervisorStorage, type TlsEndpoint } from "../src/index.js";
+import {
+  readQueueStatus,
+  SupervisorClient,
+  SupervisorStorage,
+  startSupervisor,
+  type TlsEndpoint,
+} from "../src/index.js";
 import { makeCa, makeCertificate } from "../test/certificates.js";
 import { originalStatements } from "../test/original-statements.js";
 
@@ -557,10 +571,66 @@ async function tlsAgainstUnix(): Promise<void> {
   });
 }
 
-// BENCH_ONLY=storage|durable|latency|rss|tls runs one part (for quick iterations); by default all run.
+/**
+ * The live page of `serve --http` with 100 000 entries queued: the time from sending `GET /` (and
+ * `GET /queue.json`, and `GET /metrics`) to the complete response, in the daemon's own process, 30 requests
+ * each after 3 to warm up. Baseline: `readQueueStatus` (what `x-supervisor status` reads) on the same file.
+ */
+async function queuePage(): Promise<void> {
+  const dir = join(root, "page");
+  mkdirSync(join(dir, "fetchers"), { recursive: true });
+  const lines = Array.from({ length: 100_000 }, (_, i) => line(i, 6).join(" "));
+  writeFileSync(join(dir, "fetchers", "bulk.1700000000.txt"), `${lines.join("\n")}\n`);
+  const sup = await startSupervisor({
+    db: join(dir, "state.db"),
+    fetchersDir: join(dir, "fetchers"),
+    socket: join(dir, "s.sock"),
+    http: { port: 0 },
+  });
+  const { port } = sup.httpAddress()!;
+  const time = async (path: string) => {
+    const samples: number[] = [];
+    for (let i = 0; i < 33; i++) {
+      const start = performance.now();
+      const response = await fetch(`http://127.0.0.1:${port}${path}`);
+      await response.text();
+      if (i >= 3) samples.push(performance.now() - start);
+    }
+    return samples.sort((a, b) => a - b);
+  };
+  const baseline: number[] = [];
+  for (let i = 0; i < 33; i++) {
+    const start = performance.now();
+    readQueueStatus(join(dir, "state.db"));
+    if (i >= 3) baseline.push(performance.now() - start);
+  }
+  baseline.sort((a, b) => a - b);
+  const median = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
+  for (const [name, path] of [
+    ["queue_page_first_ms", "/"],
+    ["queue_json_first_ms", "/queue.json"],
+    ["metrics_scrape_ms", "/metrics"],
+  ] as const) {
+    const samples = await time(path);
+    emit({
+      name,
+      value: round(median(samples), 1),
+      unit: "ms (median of 30)",
+      max: round(samples.at(-1)!, 1),
+      entries: 100_000,
+      baseline: round(median(baseline), 1),
+      baselineName: "readQueueStatus (x-supervisor status) on the same database, median of 30",
+      target: path === "/metrics" ? "reported" : "< 200 ms",
+    });
+  }
+  await sup.close();
+}
+
+// BENCH_ONLY=storage|durable|latency|rss|tls|page runs one part (for quick iterations); by default all run.
 const only = process.env.BENCH_ONLY;
 if (!only || only === "storage") enqueueAndDequeue();
 if (!only || only === "durable") durableDispatch();
 if (!only || only === "latency") await readyJobLatency();
 if (!only || only === "rss") await ingestRss();
 if (!only || only === "tls") await tlsAgainstUnix();
+if (!only || only === "page") await queuePage();

@@ -28,6 +28,8 @@ export interface CheckpointerOptions {
   pauseWrites: (until: Promise<void>) => void;
   /** Called once if the thread stops without being asked to. */
   onFailure: () => void;
+  /** Called after each write pause (see `pauseWrites`) with its length in ms. */
+  onPause?: (pausedMs: number) => void;
 }
 
 /**
@@ -57,6 +59,7 @@ export class Checkpointer {
     logger,
     pauseWrites,
     onFailure,
+    onPause,
   }: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     // The thread runs with no execArgv (see startWorker): the daemon's module flags never reach it.
@@ -82,6 +85,7 @@ export class Checkpointer {
         this.#worker.postMessage("restart" satisfies CheckpointerCommand);
       } else {
         this.#resume();
+        onPause?.(report.ms);
         logger.info(
           { walBytes: overCapBytes, restarted: report.restarted, pausedMs: Math.round(report.ms) },
           "WAL grew past its cap under sustained writes; writes paused for a RESTART checkpoint",

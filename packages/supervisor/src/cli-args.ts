@@ -1,6 +1,6 @@
 import { type LogLevel, logLevels } from "@x/core";
 import { parseCommandLine, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
-import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
+import { parseHostPort, refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
 import type { TlsEndpoint } from "./tls-endpoint.js";
 
 /**
@@ -58,8 +58,20 @@ export interface ServeCommandLine {
   socketGroup: number | string | undefined;
   maxConnections: number;
   tls: TlsEndpoint | undefined;
+  /** `--http`: where to serve the page and metrics. */
+  http: { host: string; port: number } | undefined;
   logLevel: LogLevel | "silent";
   logJson: boolean;
+}
+
+/**
+ * Reads `--http`: `HOST:PORT` (`[v6-address]:PORT`), or a bare `PORT` on the loopback address `127.0.0.1`.
+ *
+ * @throws UsageError otherwise
+ */
+export function parseHttpAddress(flag: string, text: string): { host: string; port: number } {
+  if (/^[0-9]{1,5}$/.test(text)) return parseHostPort(flag, `127.0.0.1:${text}`);
+  return parseHostPort(flag, text);
 }
 
 /**
@@ -74,6 +86,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     options: {
       tls: { type: "string" },
       ...tlsFileOptions,
+      http: { type: "string" },
       "socket-mode": { type: "string", default: "0660" },
       "socket-group": { type: "string" },
       "max-connections": { type: "string", default: "512" },
@@ -88,6 +101,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     socketGroup: undefined,
     maxConnections: 512,
     tls: undefined,
+    http: undefined,
     logLevel: "info",
     logJson: values["log-json"],
   } as const;
@@ -112,6 +126,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
         : parseSocketGroup("--socket-group", values["socket-group"]),
     maxConnections: parseCount("--max-connections", values["max-connections"], 1, 1_000_000),
     tls,
+    http: values.http === undefined ? undefined : parseHttpAddress("--http", values.http),
     logLevel: level as LogLevel | "silent",
   };
 }

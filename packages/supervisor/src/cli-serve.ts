@@ -15,6 +15,9 @@ Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
                           is signed by --tls-ca are answered (TLS 1.2+); SIGHUP re-reads the three files
 ${tlsFileUsage}
+  --http [HOST:]PORT      serve a read-only page of the queue (/), its data (/queue.json) and Prometheus
+                          metrics (/metrics) on HOST:PORT; HOST defaults to 127.0.0.1 (loopback). No
+                          authentication: put a reverse proxy in front to expose it
   --socket-mode MODE      the socket's mode, octal (default 0660); it has it from the moment it appears
   --socket-group GROUP    the socket's group, a name or a number (default: the daemon's group)
   --max-connections N     open worker connections, socket and TLS together, beyond which new ones are
@@ -35,7 +38,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(serveUsage);
     return ExitCode.OK;
   }
-  const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls } = line;
+  const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
   const logger = createConsoleLogger({ level: line.logLevel, json: line.logJson, name: "x-supervisor" });
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {
@@ -53,6 +56,7 @@ export async function serveCommand(args: string[]): Promise<number> {
         ...(socketGroup === undefined ? {} : { socketGroup }),
         maxConnections,
         ...(tls === undefined ? {} : { tls }),
+        ...(http === undefined ? {} : { http }),
         logger,
         signal: controller.signal,
       });
@@ -74,7 +78,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     sup.on("done", (e) => logger.info(e, "job done"));
     sup.on("ingest", (e) => logger.info(e, "lines ingested"));
     sup.on("run", (e) => logger.info(e, `fetcher run ${e.change}`));
-    logger.info({ db, fetchersDir, socket, tls: sup.tlsAddress(), ...sup.stats() }, "listening");
+    const listening = { db, fetchersDir, socket, tls: sup.tlsAddress(), http: sup.httpAddress() };
+    logger.info({ ...listening, ...sup.stats() }, "listening");
     await new Promise<void>((resolve) =>
       controller.signal.addEventListener("abort", () => resolve(), { once: true }),
     );

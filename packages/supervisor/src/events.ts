@@ -101,4 +101,14 @@ export interface DaemonContext {
   readonly logger: import("@x/core").Logger;
   readonly stats: SupervisorStats;
   emit<K extends keyof SupervisorEvents>(event: K, ...payload: SupervisorEvents[K]): void;
+  /** Receives the timings that no event carries (the metrics of `serve --http`); absent: not measured. */
+  observer?: DaemonObserver;
+}
+
+/** The timings the daemon's parts report besides their events. */
+export interface DaemonObserver {
+  /** A reply carrying a job was written `seconds` after its command (`READY` or `DONE`) was read. */
+  jobReplied(command: "READY" | "DONE", seconds: number): void;
+  /** Worker commands waited `seconds` for a RESTART checkpoint of an oversized WAL. */
+  checkpointPaused(seconds: number): void;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from "@x/core";
 import { describe, expectTypeOf, it } from "vitest";
 import {
+  type HttpEndpoint,
   type Job,
   type RunWorkerOptions,
   runWorker,
@@ -23,6 +24,7 @@ describe("startSupervisor() options", () => {
       | "socketGroup"
       | "maxConnections"
       | "tls"
+      | "http"
       | "logger"
       | "signal"
     >();
@@ -34,8 +36,15 @@ describe("startSupervisor() options", () => {
       socketGroup?: number | string;
       maxConnections?: number;
       tls?: TlsEndpoint;
+      http?: HttpEndpoint;
       logger?: Logger;
       signal?: AbortSignal;
+    }>();
+    expectTypeOf<HttpEndpoint>().toEqualTypeOf<{
+      host?: string;
+      port: number;
+      refreshMs?: number;
+      pageSize?: number;
     }>();
     expectTypeOf<TlsEndpoint>().toEqualTypeOf<{
       host: string;

@@ -60,15 +60,12 @@ const waitingGroups = `
   FROM queue GROUP BY attr_path, fetcher_id`;
 
 /**
- * Reads the queue's figures from a supervisor database, read-only: the file is never created, migrated or
- * written, and a running daemon is not disturbed (WAL readers never block the writer).
+ * Opens a supervisor database read-only (never created, migrated or written), with a 5 s busy timeout.
  *
- * @param path - the database file
- * @param now - the reference time, unix seconds. Default: now.
  * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's own
  *   error when the file is missing or unreadable
  */
-export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000)): QueueStatus {
+export function openReadOnly(path: string): Database.Database {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma("busy_timeout = 5000");
@@ -79,6 +76,26 @@ export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000
         `database schema version is ${schemaVersion}, expected ${latestSchemaVersion}`,
       );
     }
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
+ * Reads the queue's figures from a supervisor database, read-only: the file is never created, migrated or
+ * written, and a running daemon is not disturbed (WAL readers never block the writer).
+ *
+ * @param path - the database file
+ * @param now - the reference time, unix seconds. Default: now.
+ * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's own
+ *   error when the file is missing or unreadable
+ */
+export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000)): QueueStatus {
+  const db = openReadOnly(path);
+  try {
+    const schemaVersion = latestSchemaVersion;
     return db.transaction(() => {
       const count = (sql: string, ...params: unknown[]) =>
         (db.prepare(sql).get(...params) as { n: number }).n;

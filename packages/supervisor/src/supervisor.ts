@@ -6,7 +6,10 @@ import { Checkpointer } from "./checkpointer.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
-import { createJobHoldersTable } from "./job-holders.js";
+import { type HttpEndpoint, HttpListener, httpEndpointSchema } from "./http-endpoint.js";
+import { createJobHoldersTable, hasJobHoldersTable } from "./job-holders.js";
+import { SupervisorMetrics } from "./metrics.js";
+import { inlineReader, QueueReader, type SqlReader } from "./queue-reader.js";
 import { resolveGroupId } from "./socket-listen.js";
 import { prepareSocketPath } from "./socket-path.js";
 import { SupervisorStorage } from "./storage.js";
@@ -46,6 +49,12 @@ export interface SupervisorOptions {
    * and recorded in the table `x_supervisor_job_holders`. Default: no TLS.
    */
   tls?: TlsEndpoint;
+  /**
+   * Also serve a read-only HTTP page of the queue (`/`), the same data as JSON (`/queue.json`) and Prometheus
+   * metrics (`/metrics`) on `http.host` (default `127.0.0.1`, loopback only):`http.port`. Unauthenticated: expose
+   * it through a reverse proxy. Default: no HTTP listener.
+   */
+  http?: HttpEndpoint;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
   /** Aborting it closes the daemon; an already aborted signal makes `startSupervisor` reject. */
@@ -84,6 +93,7 @@ const optionsSchema = z.strictObject({
     .max(1_000_000, { error: "a number of connections (integer 1 to 1000000)" })
     .default(512),
   tls: tlsEndpointSchema.optional(),
+  http: httpEndpointSchema.optional(),
   logger: loggerOption,
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
@@ -99,6 +109,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #directory: FetcherDirectory;
   #server: WorkerServer;
   #tls: TlsListener | undefined;
+  #http: HttpListener | undefined;
+  #metrics: SupervisorMetrics;
+  /** The read thread of the page and the metrics, started on first use. */
+  #reader: QueueReader | SqlReader | undefined;
   #checkpointer: Checkpointer | undefined;
   #closing: Promise<void> | undefined;
   #logger: Logger;
@@ -136,7 +150,20 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.#context = context;
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
     this.#server = new WorkerServer(storage, this.#directory, context, maxConnections);
-    this.#checkpointer = startCheckpointer(storage, this.#server, logger);
+    const server = this.#server;
+    this.#metrics = new SupervisorMetrics({
+      storage,
+      reader: () => this.#queueReader(),
+      stats: () => this.#stats,
+      openConnections: () => server.openConnections,
+      on: (event, listener) =>
+        (this.on as (name: string, listener: (...args: unknown[]) => void) => unknown)(
+          event,
+          listener as unknown as (...args: unknown[]) => void,
+        ),
+    });
+    context.observer = this.#metrics;
+    this.#checkpointer = startCheckpointer(storage, this.#server, logger, this.#metrics);
   }
 
   /**
@@ -149,7 +176,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
    */
   static async start(options: SupervisorOptions): Promise<Supervisor> {
-    const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, logger, signal } =
+    const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http, logger, signal } =
       parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, SupervisorError);
     signal?.throwIfAborted();
     const socketGid = socketGroup === undefined ? undefined : resolveGroupId(socketGroup);
@@ -175,6 +202,20 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         );
         await supervisor.#tls.listen();
       }
+      if (http !== undefined) {
+        const sup = supervisor;
+        supervisor.#http = new HttpListener(
+          http,
+          {
+            reader: () => sup.#queueReader(),
+            holders: () => !storage.closed && hasJobHoldersTable(storage.db),
+            metrics: sup.#metrics,
+            closed: () => sup.#closing !== undefined,
+          },
+          logger,
+        );
+        await supervisor.#http.listen();
+      }
       signal?.throwIfAborted();
     } catch (error) {
       if (supervisor) await supervisor.close();
@@ -189,6 +230,16 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   /** The TLS listener's address and actual port (useful with `port: 0`), or `undefined` without `tls`. */
   tlsAddress(): { host: string; port: number } | undefined {
     return this.#tls?.address();
+  }
+
+  /** The HTTP listener's address and actual port (useful with `port: 0`), or `undefined` without `http`. */
+  httpAddress(): { host: string; port: number } | undefined {
+    return this.#http?.address();
+  }
+
+  /** The Prometheus metrics in the text format, as `/metrics` serves them (also without `http`). */
+  metrics(): Promise<string> {
+    return this.#metrics.metrics();
   }
 
   /**
@@ -225,8 +276,17 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     return this.close();
   }
 
+  /** The reader of the page's and the metrics' queries: a thread for a file database. */
+  #queueReader(): SqlReader {
+    this.#reader ??= this.storage.db.memory
+      ? inlineReader(this.storage.db)
+      : new QueueReader(this.storage.db.name);
+    return this.#reader;
+  }
+
   async #close(): Promise<void> {
-    await Promise.all([this.#tls?.close(), this.#server.close()]);
+    await Promise.all([this.#http?.close(), this.#tls?.close(), this.#server.close()]);
+    if (this.#reader instanceof QueueReader) await this.#reader.stop();
     await this.#directory.close();
     await this.#checkpointer?.stop();
     try {
@@ -270,6 +330,7 @@ function startCheckpointer(
   storage: SupervisorStorage,
   server: WorkerServer,
   logger: Logger,
+  metrics: SupervisorMetrics,
 ): Checkpointer | undefined {
   if (storage.db.memory) return undefined;
   storage.db.pragma(`journal_size_limit = ${walSizeLimitBytes}`);
@@ -280,6 +341,7 @@ function startCheckpointer(
     lockWaitMs: 1_000,
     logger,
     pauseWrites: (until) => server.pauseWrites(until),
+    onPause: (pausedMs) => metrics.checkpointPaused(pausedMs / 1000),
     onFailure: () => {
       logger.warn("the background WAL checkpointer stopped; checkpointing inline from now on");
       if (!storage.closed) storage.db.pragma("wal_autocheckpoint = 1000");

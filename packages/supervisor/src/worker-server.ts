@@ -22,6 +22,8 @@ type Request = {
   /** The command's length in bytes. */
   line: number;
   holder?: string | undefined;
+  /** When the command was read, `performance.now()`. */
+  receivedAt: number;
 };
 /** A queued command, or the marker that ends its connection after the replies before it. */
 type Queued = Request | { socket: Socket; end: true };
@@ -126,6 +128,11 @@ export class WorkerServer {
         }),
     );
     await Promise.all([...ends, this.#server.listening ? closed : Promise.resolve()]);
+  }
+
+  /** Connections open now, on the socket and over TLS. */
+  get openConnections(): number {
+    return this.#connections.size;
   }
 
   /**
@@ -265,6 +272,7 @@ export class WorkerServer {
       command,
       line: line.length,
       holder: connection.holder,
+      receivedAt: performance.now(),
     });
     return true;
   }
@@ -356,8 +364,12 @@ export class WorkerServer {
   }
 
   /** Writes one reply, then counts and reports what it did (after the commit). */
-  #reply({ socket, command, holder }: Request, job: Job | null, now: number): void {
+  #reply({ socket, command, holder, receivedAt }: Request, job: Job | null, now: number): void {
     socket.write(formatReply(job));
+    if (job !== null) {
+      const seconds = (performance.now() - receivedAt) / 1000;
+      this.#context.observer?.jobReplied(command.kind === "done" ? "DONE" : "READY", seconds);
+    }
     const by = holder === undefined ? {} : { holder };
     if (command.kind === "done") {
       this.#context.stats.finished++;

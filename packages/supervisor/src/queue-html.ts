@@ -1,0 +1,60 @@
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { queueRow, staticPageParts } from "./queue-page.js";
+import { iterateQueueEntries, readFetcherCycles } from "./queue-view.js";
+import { openReadOnly } from "./status.js";
+
+/** Rows written per `write` call by {@link writeQueueHtml}. */
+const rowsPerWrite = 1_000;
+
+/**
+ * Writes the static queue page that the original's `update_queue.py` made: the cycle time per fetcher, then
+ * every waiting entry in dispatch order (position, attribute path, fetcher, payload, waiting since, last
+ * started), HTML-escaped. Reads `db` read-only in one snapshot (safe while a daemon runs, a database of the
+ * original's too) and streams the rows, so memory does not grow with the queue. The page is written to a
+ * temporary file beside `out` and renamed over it, so a web server never serves half a page.
+ *
+ * @param db - the supervisor database (schema version 2)
+ * @param out - the HTML file to write
+ * @param now - the reference time, unix seconds. Default: now.
+ * @returns the number of entries written
+ * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's or the
+ *   file system's own error otherwise (`out` is then left as it was)
+ */
+export function writeQueueHtml(db: string, out: string, now = Math.floor(Date.now() / 1000)): number {
+  const connection = openReadOnly(db);
+  const temporary = `${out}.${process.pid}.tmp`;
+  let fd: number | undefined;
+  try {
+    fd = openSync(temporary, "w", 0o644);
+    const file = fd;
+    const entries = connection.transaction(() => {
+      const cycles = readFetcherCycles(connection, now);
+      const waiting = cycles.reduce((sum, c) => sum + c.waiting, 0);
+      const [head, foot] = staticPageParts(now, waiting, cycles);
+      writeSync(file, head);
+      let rows: string[] = [];
+      let count = 0;
+      for (const entry of iterateQueueEntries(connection, now)) {
+        rows.push(queueRow(entry));
+        count++;
+        if (rows.length === rowsPerWrite) {
+          writeSync(file, `${rows.join("\n")}\n`);
+          rows = [];
+        }
+      }
+      writeSync(file, `${rows.join("\n")}${foot}`);
+      return count;
+    })();
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temporary, out);
+    return entries;
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
+  } finally {
+    connection.close();
+  }
+}
