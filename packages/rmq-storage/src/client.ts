@@ -134,6 +134,12 @@ const presenceBackoff = () => new Backoff({ initialMs: 50, factor: 2, maxMs: 1_0
 
 /** Most messages a client keeps published but unconfirmed by the broker: bounds what it buffers. */
 const CONFIRM_WINDOW = 256;
+/**
+ * Most bytes of message bodies a client keeps published but unconfirmed (always at least one message):
+ * 256 messages of 100 items, about what {@link CONFIRM_WINDOW} allowed with them, so that 1 000-item
+ * messages do not hold ten times as much.
+ */
+const CONFIRM_WINDOW_BYTES = 2 * 1024 * 1024;
 
 interface Message {
   id: string;
@@ -176,6 +182,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #closed: Promise<void> | undefined;
   /** Messages published and not yet confirmed by the broker; publishing pauses at {@link CONFIRM_WINDOW}. */
   #unconfirmed = 0;
+  /** The bytes of their bodies; publishing also pauses at {@link CONFIRM_WINDOW_BYTES}. */
+  #unconfirmedBytes = 0;
   #windowOpen: Array<() => void> = [];
 
   private constructor(options: z.output<typeof optionsSchema>) {
@@ -347,15 +355,20 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   }
 
   async #publish(call: Call, message: Message): Promise<void> {
-    while (this.#unconfirmed >= CONFIRM_WINDOW && this.#link && !this.#closed)
+    while (
+      (this.#unconfirmed >= CONFIRM_WINDOW || this.#unconfirmedBytes >= CONFIRM_WINDOW_BYTES) &&
+      this.#link &&
+      !this.#closed
+    )
       await new Promise<void>((resolve) => this.#windowOpen.push(resolve));
     const link = this.#link;
     if (!link || !this.#calls.has(call.id) || !call.pending.has(message.id)) return;
     const { channel } = link;
+    const body = message.body();
     const written = channel.publish(
       message.exchange,
       message.routingKey,
-      message.body(),
+      body,
       {
         mandatory: true,
         persistent: true,
@@ -366,6 +379,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       },
       (error) => {
         this.#unconfirmed--;
+        this.#unconfirmedBytes -= body.length;
         for (const resume of this.#windowOpen.splice(0)) resume();
         // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
         if (error && error.message === "message nacked") {
@@ -375,6 +389,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       },
     );
     this.#unconfirmed++;
+    this.#unconfirmedBytes += body.length;
     if (!written) await drained(channel);
   }
 

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { promisify } from "node:util";
 import { XError } from "@x/core";
 import { AMQP_URL, requireService } from "@x/test-support/services";
@@ -254,6 +255,63 @@ describe("client", () => {
     expect(reconnects.length).toBe(after);
     await storage.close();
     await fake.close();
+  });
+
+  it("keeps at most about 2 MB of message bodies published but not confirmed by the broker", async () => {
+    // A real TCP proxy between the client and the broker that can hold what the broker sends (its
+    // confirms and replies), so that nothing gets confirmed for a while.
+    const target = new URL(AMQP_URL);
+    let holding = false;
+    let sent = 0;
+    const held: Array<() => void> = [];
+    const sockets = new Set<Socket>();
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port || 5672), target.hostname);
+      for (const socket of [inbound, outbound]) {
+        sockets.add(socket);
+        socket.on("error", () => {});
+        socket.on("close", () => (socket === inbound ? outbound : inbound).destroy());
+      }
+      inbound.on("data", (chunk: Buffer) => {
+        sent += chunk.length;
+        outbound.write(chunk);
+      });
+      outbound.on("data", (chunk: Buffer) => {
+        if (holding) held.push(() => inbound.write(chunk));
+        else inbound.write(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const { port } = proxy.address() as AddressInfo;
+    const stack = await realStack();
+    const client = await RmqStorageClient.connect({
+      url: `amqp://${target.username}:${target.password}@127.0.0.1:${port}`,
+      storage: stack.local,
+      prefix: stack.prefix,
+    });
+    holding = true;
+    const before = sent;
+    // 80 messages of 1 000 items, about 63 kB each: 5 MB, far fewer than the 256 messages of the window.
+    const call = client.contentAdd(new Map(Array.from({ length: 80_000 }, () => [randomId(), 1n])));
+    let last = -1;
+    await waitFor(
+      async () => {
+        const settled = sent === last && sent - before > 2 * 1024 * 1024;
+        last = sent;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        return settled;
+      },
+      20_000,
+      "the client to stop publishing",
+    );
+    expect(sent - before).toBeLessThan(2 * 1024 * 1024 + 200_000);
+    holding = false;
+    for (const write of held.splice(0)) write();
+    expect(await call).toBe(true);
+    await client.close();
+    await stack.close();
+    for (const socket of sockets) socket.destroy();
+    proxy.close();
   });
 
   it("fails fast (false within 1 s) when no queue is bound", async () => {
