@@ -210,12 +210,14 @@ function rssBytes(pid: number): number {
   return Number(line?.[1]) * 1024;
 }
 
-/** The reaper guarding process group `pgid`, found by its command line. */
-function findReaper(pgid: number): number | undefined {
+/** A reaper this process started (`sh -c … x-guard-reaper`), found by its command line and parent. */
+function findReaper(): number | undefined {
   for (const name of readdirSync("/proc")) {
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      if (argv[3] === "x-guard-reaper" && argv[4] === String(pgid)) return Number(name);
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (argv[3] === "x-guard-reaper" && ppid === process.pid) return Number(name);
     } catch {
       // not a process, or gone
     }
@@ -257,15 +259,16 @@ async function reaperCost(): Promise<void> {
     commands: withReaper.length,
   });
 
-  let pgid = 0;
   let reaperRss = 0;
-  await runGuardedCommand("sleep", ["0.5"], {
+  await runGuardedCommand("sleep", ["1"], {
     stdio: "ignore",
     timeoutMs: 60_000,
-    onSpawn: (pid) => {
-      pgid = pid;
-      const reaper = findReaper(pid);
-      if (reaper !== undefined) reaperRss = rssBytes(reaper);
+    onSpawn: () => {
+      // once it waits on its pipe, armed
+      setTimeout(() => {
+        const reaper = findReaper();
+        if (reaper !== undefined) reaperRss = rssBytes(reaper);
+      }, 500);
     },
   });
   // the alternative: a Node script that waits on its stdin the same way
@@ -287,7 +290,6 @@ async function reaperCost(): Promise<void> {
     value: mb(reaperRss),
     unit: "MB of RSS (one /bin/sh per command)",
     target: "≤ 5 MB",
-    pgid,
     nodeAlternativeRssMb: mb(nodeRss),
     nodeAlternativeStartMs: round(nodeStartMs, 1),
   });

@@ -10,6 +10,7 @@ import {
   delay,
   exited,
   fixtures,
+  goneWithin,
   groupExists,
   type Logged,
   reaperOf,
@@ -57,12 +58,12 @@ describe("a guard that dies leaves no job running: the reaper", () => {
       "--ignore",
     ]);
     expect(runningMembers(pgid)).toHaveLength(2);
-    const reaper = reaperOf(pgid);
+    const reaper = reaperOf(guard.pid!);
     expect(reaper).toBeGreaterThan(0);
     guard.kill("SIGKILL");
     await exited(guard);
     await expectGroupEnds(pgid);
-    await until(() => reaperOf(pgid) === undefined, 5_000, "the reaper gone");
+    expect(await goneWithin(reaper!, 5_000)).toBe(true);
   });
 
   it("kills the command's group when a Node program using runGuardedCommand is killed with SIGKILL", async () => {
@@ -83,7 +84,7 @@ describe("a guard that dies leaves no job running: the reaper", () => {
 
   it("with reaper: false, a SIGKILL of the guard leaves the command running unguarded (what the option turns off)", async () => {
     const { guard, pgid } = await startGuard(guardedLogger, ["--no-reaper"]);
-    expect(reaperOf(pgid)).toBeUndefined();
+    expect(reaperOf(guard.pid!)).toBeUndefined();
     guard.kill("SIGKILL");
     await exited(guard);
     await delay(500); // what the reaper would have done by now
@@ -101,14 +102,14 @@ describe("a guard that dies leaves no job running: the reaper", () => {
       onSpawn: (pid) => {
         pgid = pid;
         cleanupAfterTest({ pid });
-        reaper = reaperOf(pid); // started before the command is handed over
+        reaper = reaperOf(process.pid); // started before the command
         if (reaper !== undefined) reaperCwd = readlinkSync(`/proc/${reaper}/cwd`);
       },
     });
     expect(result.exitCode).toBe(0);
     expect(reaper).toBeGreaterThan(0);
     expect(reaperCwd).toBe("/"); // it keeps no directory of ours busy
-    await until(() => reaperOf(pgid) === undefined, 5_000, "the reaper gone");
+    expect(await goneWithin(reaper!, 5_000)).toBe(true);
     expect(runningMembers(pgid)).toHaveLength(1); // the background sleep
   });
 
@@ -118,8 +119,8 @@ describe("a guard that dies leaves no job running: the reaper", () => {
       stdio: "ignore",
       timeoutMs: 30_000,
       reaper: false,
-      onSpawn: (pid) => {
-        reaper = reaperOf(pid);
+      onSpawn: () => {
+        reaper = reaperOf(process.pid);
       },
     });
     expect(result.exitCode).toBe(0);
@@ -135,10 +136,10 @@ describe("the reaper kills only the job's group", () => {
     return child;
   }
 
-  /** Starts a reaper for `pgid` and fires it (an end of file without `done`, as when the guard dies). */
+  /** Starts a reaper, arms it for `pgid` and fires it (an end of file without `done`, as when the guard dies). */
   async function fire(pgid: number, startTime: string, word = ""): Promise<void> {
-    const reaper = spawnReaper(pgid, startTime);
-    reaper.stdin!.end(word);
+    const reaper = spawnReaper();
+    reaper.stdin!.end(`${pgid} ${startTime}\n${word}`);
     expect(await exited(reaper)).toEqual({ code: 0, signal: null });
   }
 
@@ -147,6 +148,14 @@ describe("the reaper kills only the job's group", () => {
     await until(() => runningMembers(job.pid!).length === 2, 10_000, "both sleeps");
     await fire(job.pid!, startTimeOf(job.pid!)!);
     await until(() => runningMembers(job.pid!).length === 0, 5_000, "both sleeps killed");
+  });
+
+  it("leaves at once when it was never armed: the guard died before the command started, or it did not start", async () => {
+    for (const input of ["", "done\n"]) {
+      const reaper = spawnReaper();
+      reaper.stdin!.end(input);
+      expect(await exited(reaper)).toEqual({ code: 0, signal: null });
+    }
   });
 
   it("leaves it alone after done, or when the leader's start time differs (a reused pid)", async () => {

@@ -262,13 +262,15 @@ export async function until(test: () => boolean, ms: number, what: string): Prom
   return performance.now() - started;
 }
 
-/** The pid of the reaper that guards process group `pgid` (`x-guard-reaper <pgid> …` in its command line). */
-export function reaperOf(pgid: number): number | undefined {
+/** The pid of a reaper (`sh -c … x-guard-reaper`) that process `parent` started, if one runs. */
+export function reaperOf(parent: number): number | undefined {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      if (argv[3] === "x-guard-reaper" && argv[4] === String(pgid)) return Number(name);
+      if (argv[3] !== "x-guard-reaper") continue;
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === parent) return Number(name);
     } catch {
       // gone between readdir and read
     }
