@@ -1,8 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { promisify } from "node:util";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { testTempDir } from "@x/test-support/temp-dir";
@@ -88,12 +90,18 @@ describe("x-rmq-storage", () => {
     const standby = await spawnServer([...args, "--ranges", "8-f", "--standby", "60"], {
       waitForReady: false,
     });
+    onTestFinished(() => {
+      if (standby.child.exitCode === null) standby.child.kill("SIGKILL");
+    });
     await waitFor(
       async () => (await queueDepth(`${prefix}content_add.unknown.8`)) !== null,
       30_000,
       "the standby to declare its queues",
     );
     const active = await spawnServer([...args, "--ranges", "8-f"]);
+    onTestFinished(() => {
+      if (active.child.exitCode === null) active.child.kill("SIGKILL");
+    });
     await standby.ready();
     const rows = await queueStats({ url: AMQP_URL, prefix, management: "http://127.0.0.1:1" });
     const consumers = (range: string) =>
@@ -102,6 +110,14 @@ describe("x-rmq-storage", () => {
     const chosen = await activeConsumers(prefix);
     expect(chosen.size).toBe(80);
     for (const tag of chosen.values()) expect(tag).toContain(` pid ${active.child.pid} ranges 8-f `);
+    // Each server names its connection after its host, pid, ranges and role (what stats shows as active).
+    const { stdout } = await promisify(execFile)("rabbitmqctl", [
+      "list_connections",
+      "-q",
+      "client_properties",
+    ]);
+    expect(stdout).toContain(`x-rmq-storage ${hostname()} pid ${active.child.pid} ranges 8-f"`);
+    expect(stdout).toContain(`x-rmq-storage ${hostname()} pid ${standby.child.pid} ranges 8-f standby"`);
     for (const server of [standby, active]) server.child.kill("SIGTERM");
     expect(await Promise.all([once(standby.child, "exit"), once(active.child, "exit")])).toEqual([
       [0, null],
