@@ -13,7 +13,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
+import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -623,6 +623,61 @@ async function queuePage(): Promise<void> {
       target: path === "/metrics" ? "reported" : "< 200 ms",
     });
   }
+  // A worker's DONE→JOB round trips while the page is requested back to back, against the same without.
+  const worker = async (count: number) => {
+    const socket = createConnection(join(dir, "s.sock"));
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.setEncoding("utf8");
+    let buffer = "";
+    const waiting: Array<(line: string) => void> = [];
+    socket.on("data", (text: string) => {
+      buffer += text;
+      for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
+        waiting.shift()?.(buffer.slice(0, nl));
+        buffer = buffer.slice(nl + 1);
+      }
+    });
+    const send = (command: string) =>
+      new Promise<string>((resolve) => {
+        waiting.push(resolve);
+        socket.write(command);
+      });
+    let attr = (await send("READY\n")).split(" ")[1];
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const start = performance.now();
+      attr = (await send(`DONE ${attr} 0\n`)).split(" ")[1];
+      samples.push(performance.now() - start);
+    }
+    socket.destroy();
+    return samples.sort((a, b) => a - b);
+  };
+  const p99 = (xs: number[]) => xs[Math.floor(xs.length * 0.99)]!;
+  const alone = await worker(1_000);
+  let reading = true;
+  let pages = 0;
+  const reader = (async () => {
+    while (reading) {
+      await (await fetch(`http://127.0.0.1:${port}/`)).text();
+      pages++;
+    }
+  })();
+  const withPage = await worker(1_000);
+  reading = false;
+  await reader;
+  emit({
+    name: "done_job_p99_ms_while_page_read",
+    value: round(p99(withPage), 2),
+    unit: "ms",
+    p50: round(median(withPage), 2),
+    roundTrips: withPage.length,
+    pagesServed: pages,
+    entries: 100_000,
+    baseline: round(p99(alone), 2),
+    baselineP50: round(median(alone), 2),
+    baselineName: "the same worker's DONE→JOB p99 just before, no page requests",
+    target: "reported",
+  });
   await sup.close();
 }
 
