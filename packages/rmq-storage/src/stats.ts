@@ -86,13 +86,21 @@ async function managementFigures(
         `api/queues/${vhost}?columns=name,messages_unacknowledged`,
       ),
       get<
-        Array<{ queue?: { name?: string }; active?: boolean; channel_details?: { connection_name?: string } }>
+        Array<{
+          queue?: { name?: string };
+          active?: boolean;
+          consumer_tag?: string;
+          channel_details?: { connection_name?: string };
+        }>
       >(`api/consumers/${vhost}`),
     ]);
     const active = new Map<string, string>();
     for (const consumer of consumers)
       if (consumer.active !== false && consumer.queue?.name !== undefined)
-        active.set(consumer.queue.name, consumer.channel_details?.connection_name ?? "");
+        active.set(
+          consumer.queue.name,
+          consumer.channel_details?.connection_name || consumer.consumer_tag || "(unnamed)",
+        );
     return { unacked: new Map(queues.map((q) => [q.name, q.messages_unacknowledged ?? 0])), active };
   } catch {
     return null;
