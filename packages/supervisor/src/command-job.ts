@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { runGuardedCommand } from "@x/process-guard";
+import { forwardSignals, runGuardedCommand } from "@x/process-guard";
 import type { Job } from "./storage.js";
 
 /** How {@link runCommandJob} runs a job's command. */
@@ -29,7 +29,11 @@ export interface CommandJobOptions {
  * limits, the last escalation step being SIGKILL (a job must end eventually). The environment also carries
  * `X_SUPERVISOR_ATTR_PATH` and `X_SUPERVISOR_PAYLOAD`.
  *
- * When `signal` aborts, the group gets SIGTERM, then the escalation every `gracePeriodMs`.
+ * When `signal` aborts, the group gets SIGTERM, then the escalation every `gracePeriodMs`. While the command
+ * runs, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM sent to this process are forwarded to its group as they
+ * are (SIGINT and SIGTERM stay the worker's own: they stop it), so a closed terminal or a stray signal never
+ * leaves the command running without its limits; if the worker dies anyway, process-guard's reaper kills the
+ * group.
  *
  * @returns the exit status to report: the command's own; 124 when the time limit stopped it; 125 when the
  *   memory limit did; 128+n when signal n killed it; 126 when it cannot be executed; 127 when it is not found
@@ -40,20 +44,18 @@ export async function runCommandJob(
   signal?: AbortSignal,
 ): Promise<number> {
   const fields = job.payload.split(" ").filter((field) => field !== "");
-  const { exitCode, limit, spawnError } = await runGuardedCommand(
-    options.command,
-    [...options.args, job.attrPath, ...fields],
-    {
-      timeoutMs: options.timeoutMs,
-      maxMemoryBytes: options.maxMemoryBytes,
-      gracePeriodMs: options.gracePeriodMs,
-      sendKill: true,
-      env: { ...process.env, X_SUPERVISOR_ATTR_PATH: job.attrPath, X_SUPERVISOR_PAYLOAD: job.payload },
-      signal,
-      logger: options.logger,
-      onSpawn: options.onSpawn,
-    },
-  );
+  const command = runGuardedCommand(options.command, [...options.args, job.attrPath, ...fields], {
+    timeoutMs: options.timeoutMs,
+    maxMemoryBytes: options.maxMemoryBytes,
+    gracePeriodMs: options.gracePeriodMs,
+    sendKill: true,
+    env: { ...process.env, X_SUPERVISOR_ATTR_PATH: job.attrPath, X_SUPERVISOR_PAYLOAD: job.payload },
+    signal,
+    logger: options.logger,
+    onSpawn: options.onSpawn,
+  });
+  forwardSignals(command, { signals: ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] });
+  const { exitCode, limit, spawnError } = await command;
   if (spawnError !== undefined) {
     options.logger?.error({ err: spawnError, command: options.command }, "cannot run the job's command");
   }

@@ -195,6 +195,9 @@ printf '%s|%s|%s\\n' "$*" "$X_SUPERVISOR_ATTR_PATH" "$X_SUPERVISOR_PAYLOAD" >> "
 case "$2" in
   slow) echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
   stubborn) trap '' TERM INT; echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
+  trapper) for s in HUP QUIT USR1 USR2; do trap "echo $s >> '${p.root}/signals'" $s; done
+           trap "echo ALRM >> '${p.root}/signals'; exit 7" ALRM
+           echo $$ > "${p.root}/slow.pid"; while :; do sleep 0.05; done ;;
   fail) exit 3 ;;
 esac
 `,
@@ -268,6 +271,38 @@ esac
     const badSize = runCli(["worker", p.socket, "--max-memory", "5T", "--", "true"]);
     expect(await badSize.exited).toBe(64);
     expect(badSize.stderr()).toContain('--max-memory: "5T" is not a size');
+  });
+
+  it("forwards HUP, QUIT, USR1, USR2 and ALRM to the running job's group and reports how the job ended", async () => {
+    const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "trapper 0 1\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const worker = runCli(["worker", p.socket, "--idle-delay", "60", "--", script(p), "x"]);
+    onTestFinished(() => {
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+    });
+    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the job");
+    const received = () =>
+      existsSync(join(p.root, "signals"))
+        ? readFileSync(join(p.root, "signals"), "utf8").split("\n").filter(Boolean)
+        : [];
+    const sent = ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] as const;
+    for (const [i, signal] of sent.entries()) {
+      worker.child.kill(signal);
+      await waitFor(() => received().length === i + 1, 10_000, `the job to get ${signal}`);
+    }
+    expect(received()).toEqual(["HUP", "QUIT", "USR1", "USR2", "ALRM"]);
+    const exitCode = () =>
+      readDb(
+        p.db,
+        (db) => db.prepare("SELECT exit_code FROM log").get() as { exit_code: number | null } | undefined,
+      )?.exit_code;
+    await waitFor(() => typeof exitCode() === "number", 20_000, "the DONE");
+    expect(exitCode()).toBe(7);
+    expect(worker.child.exitCode).toBe(null);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
   });
 
   it("reads --max-memory in bytes, as x-guard does: a bare 20000000 (19 MiB) stops a Node job with 125", async () => {
