@@ -82,7 +82,9 @@ describe.skipIf(chromium === undefined)(
 
       // The tables are the database's: read it at the same moment (the workers hold their jobs).
       const db = openReadOnly(p.db);
-      onTestFinished(() => db.close());
+      onTestFinished(() => {
+        db.close();
+      });
       const view = readQueueView(db, { pageSize: 50 });
       const queue = await tableText(page, "queue");
       expect(queue.map((row) => row.slice(0, 4))).toEqual(
@@ -107,8 +109,8 @@ describe.skipIf(chromium === undefined)(
       const evilRow = queue.find((row) => row[1] === "python3Packages.evil"); // the jitter keeps it waiting
       expect(evilRow?.[3]).toBe(`1.0 ${script}`);
       expect(await page.locator("#queue td.p", { hasText: "<script>" }).count()).toBe(1);
-      expect(await page.evaluate(() => (window as { __injected?: number }).__injected)).toBeUndefined();
-      expect(await page.evaluate(() => document.scripts.length)).toBe(1);
+      expect(await page.evaluate("typeof window.__injected")).toBe("undefined");
+      expect(await page.evaluate("document.scripts.length")).toBe(1);
 
       // The README's picture: written to docs/pictures with UPDATE_PICTURES=1, else next to the test's files.
       const shot = join(p.root, "supervisor-queue-page.png");
@@ -117,9 +119,7 @@ describe.skipIf(chromium === undefined)(
       if (process.env.UPDATE_PICTURES === "1") copyFileSync(shot, picture);
 
       // The page refreshes itself: a job finished after it loaded appears, in a new <main>.
-      await page.evaluate(() => {
-        (window as { __main?: Element | null }).__main = document.querySelector("main");
-      });
+      await page.evaluate('window.__main = document.querySelector("main"); true');
       const a3 = attr(await a.send(`DONE ${a2} 0\n`));
       await waitFor(
         async () => (await tableText(page, "finished")).some((r) => r[0] === a2),
@@ -127,9 +127,7 @@ describe.skipIf(chromium === undefined)(
         "the refreshed page to show the finished job",
       );
       expect((await tableText(page, "running")).map((r) => r[0]).sort()).toEqual([a3, b2].sort());
-      expect(
-        await page.evaluate(() => document.querySelector("main") !== (window as { __main?: Element }).__main),
-      ).toBe(true);
+      expect(await page.evaluate('document.querySelector("main") !== window.__main')).toBe(true);
       expect(errors).toEqual([]); // the CSP allows the page's own script and style
 
       // Without JavaScript the page is complete as served.
