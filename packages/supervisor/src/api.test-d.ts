@@ -7,12 +7,15 @@ import {
   type Job,
   jitterHash,
   type QueueStatus,
+  type QueueView,
   readQueueStatus,
+  readQueueView,
   type Supervisor,
   SupervisorClient,
   SupervisorStorage,
   type TlsEndpoint,
   type UnfinishedJob,
+  writeQueueHtml,
 } from "./index.js";
 
 declare const sup: Supervisor;
@@ -29,6 +32,29 @@ describe("Supervisor", () => {
   it("tells its TLS address and reloads its TLS files", () => {
     expectTypeOf(sup.tlsAddress()).toEqualTypeOf<{ host: string; port: number } | undefined>();
     expectTypeOf(sup.reloadTls()).toEqualTypeOf<Promise<void>>();
+  });
+
+  it("tells its HTTP address and gives its metrics as text", () => {
+    expectTypeOf(sup.httpAddress()).toEqualTypeOf<{ host: string; port: number } | undefined>();
+    expectTypeOf(sup.metrics()).toEqualTypeOf<Promise<string>>();
+  });
+});
+
+describe("the queue page's data", () => {
+  it("readQueueView reads a page from a connection; writeQueueHtml returns the entries written", () => {
+    expectTypeOf(readQueueView(storage.db, { page: 2, pageSize: 50 })).toEqualTypeOf<QueueView>();
+    expectTypeOf(readQueueView).parameter(0).toEqualTypeOf<Database.Database>();
+    expectTypeOf<QueueView["entries"][number]>().toEqualTypeOf<{
+      position: number;
+      attrPath: string;
+      fetcher: string;
+      payload: string;
+      waitingSince: number;
+      lastStarted: number | null;
+      held: boolean;
+    }>();
+    expectTypeOf<QueueView["cycles"][number]["cycleSeconds"]>().toEqualTypeOf<number | null>();
+    expectTypeOf(writeQueueHtml("state.db", "queue.html")).toEqualTypeOf<number>();
   });
 });
 
