@@ -63,7 +63,57 @@ function pollingCatalog(figures) {
   ];
 }
 
-const plotsByDoc = { "polling-catalog.md": pollingCatalog };
+/** Every recorded figure with every field of `match`, in order. */
+function all(figures, match) {
+  return figures.filter((figure) => Object.entries(match).every(([key, value]) => figure[key] === value));
+}
+
+/** rmq-storage: through RabbitMQ ÷ direct, run by run, and one server against two range groups. */
+function rmqStorage(figures) {
+  const ratios = (backend) =>
+    all(figures, { name: "contentAdd through RabbitMQ", backend })
+      .slice(0, 5)
+      .map((figure) => figure.ratio);
+  const [sqlite, postgres] = [ratios("sqlite"), ratios("postgres")];
+  const one = all(figures, { name: "contentAdd through RabbitMQ, one server", backend: "postgres" });
+  const two = all(figures, {
+    name: "contentAdd through RabbitMQ, two groups (0-7, 8-f)",
+    backend: "postgres",
+  });
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  return [
+    [
+      "rmq-storage-through-vs-direct.svg",
+      barChart({
+        title: "rmq-storage: writes through RabbitMQ ÷ direct writes",
+        subtitle: `1 000 000 items, default options, five runs; medians ${median(sqlite)} (SQLite) and ${median(postgres)} (PostgreSQL)`,
+        unit: "through ÷ direct",
+        categories: sqlite.map((_, i) => `run ${i + 1}`),
+        series: [
+          { label: "SQLite", values: sqlite },
+          { label: "PostgreSQL", values: postgres },
+        ],
+        reference: { value: 0.7, label: "target ≥ 0.7" },
+      }),
+    ],
+    [
+      "rmq-storage-scale-out.svg",
+      barChart({
+        title: "rmq-storage: one server against two range groups",
+        subtitle:
+          "PostgreSQL, 1 000 000 items; both groups share the machine's 2 cores with the broker and the database",
+        unit: "items per second",
+        categories: one.map((_, i) => `run ${i + 1}`),
+        series: [
+          { label: "one server (16 ranges)", values: one.map((figure) => figure.itemsPerSecond) },
+          { label: "two groups (0-7, 8-f)", values: two.map((figure) => figure.itemsPerSecond) },
+        ],
+      }),
+    ],
+  ];
+}
+
+const plotsByDoc = { "polling-catalog.md": pollingCatalog, "rmq-storage.md": rmqStorage };
 
 /** `[file name, svg]` for each plot, from the figures recorded in `dir`'s benchmark docs. */
 export function benchmarkPictures(dir) {

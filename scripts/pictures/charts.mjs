@@ -51,14 +51,16 @@ function legend(x, y, labels) {
  */
 export function barChart({ title, subtitle, unit, categories, series, reference }) {
   const legendWidth = series.reduce((sum, s) => sum + 24 + s.label.length * 6.5, 0);
+  const rightMargin = reference ? 24 + reference.label.length * 6.5 : 20;
   const width = Math.max(
     560,
     title.length * 9 + 90,
+    (subtitle ?? "").length * 6.2 + 90,
     legendWidth + 90,
-    120 + categories.length * (series.length * 34 + 40),
+    84 + rightMargin + categories.length * (series.length * 34 + 40),
   );
   const height = 340;
-  const area = { x: 64, y: 70, width: width - 84, height: 200 };
+  const area = { x: 64, y: 70, width: width - 64 - rightMargin, height: 200 };
   const values = series
     .flatMap((s) => s.values)
     .concat(reference ? [reference.value] : [])
@@ -106,8 +108,8 @@ export function barChart({ title, subtitle, unit, categories, series, reference 
       stroke: "#d62728",
       "stroke-dasharray": "5 4",
     }),
-    text(area.x + area.width, y(reference.value) - 4, reference.label, {
-      anchor: "end",
+    text(area.x + area.width + 6, y(reference.value) + 4, reference.label, {
+      anchor: "start",
       size: 11,
       fill: "#d62728",
     }),
