@@ -31,6 +31,7 @@ function sustainedWriter(walCapBytes: number, lockWaitMs: number) {
   const log = recordingLogger();
   let paused: Promise<void> | undefined;
   let pauses = 0;
+  const pauseLengths: number[] = [];
   const checkpointer = new Checkpointer({
     path,
     intervalMs: 20,
@@ -42,6 +43,7 @@ function sustainedWriter(walCapBytes: number, lockWaitMs: number) {
       paused = until.finally(() => (paused = undefined));
     },
     onFailure: () => {},
+    onPause: (pausedMs) => pauseLengths.push(pausedMs),
   });
   cleanups.push(() => checkpointer.stop());
   const insert = storage.db.prepare("INSERT INTO blobs (data) VALUES (randomblob(8192))");
@@ -53,6 +55,8 @@ function sustainedWriter(walCapBytes: number, lockWaitMs: number) {
     path,
     restarts: () => log.records.filter((r) => r.msg.includes("RESTART checkpoint")),
     pauses: () => pauses,
+    /** The lengths `onPause` reported (the metrics' `x_supervisor_checkpoint_pause_seconds`), ms. */
+    pauseLengths: () => pauseLengths,
     cuts: () => cuts,
     /** Writes in slices of `sliceMs`, yielding `gapMs` between them, until `done()` or 256 MiB. */
     async writeUntil(done: () => boolean, sliceMs = 50, gapMs = 0): Promise<void> {
@@ -84,6 +88,9 @@ describe("Checkpointer", () => {
     expect(restarts.length).toBeGreaterThanOrEqual(2);
     expect(restarts[0]).toMatchObject({ level: "info", fields: { restarted: true } });
     expect(restarts[0]!.fields.walBytes).toBeGreaterThan(walCapBytes);
+    // onPause reports each pause once it ended, with the length the log line gives.
+    expect(writer.pauseLengths().length).toBe(restarts.length);
+    expect(writer.pauseLengths().map(Math.round)).toEqual(restarts.map((r) => r.fields.pausedMs));
   });
 
   it("backs off while a reader holds an old snapshot, and starts the WAL over once it is gone", async () => {
