@@ -21,6 +21,7 @@ export {
   parseOptions,
   type XErrorClass,
 } from "./options.js";
+export { inspectAs, redactedMark, redactUrl } from "./redact.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";
 export { startWorker } from "./worker-thread.js";

@@ -1,0 +1,43 @@
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { inspectAs, redactedMark, redactUrl } from "./redact.js";
+
+describe("redactUrl", () => {
+  it("replaces the password and keeps the rest", () => {
+    expect(redactUrl("amqp://user:s3cret-pw@host:5672/vh")).toBe("amqp://user:***@host:5672/vh");
+    expect(redactUrl("postgres://postgres:s3cret-pw@db/x?schema=a")).toBe(
+      "postgres://postgres:***@db/x?schema=a",
+    );
+  });
+
+  it("leaves URLs without a password alone", () => {
+    expect(redactUrl("amqp://host/")).toBe("amqp://host/");
+    expect(redactUrl("amqp://user@host/")).toBe("amqp://user@host/");
+    expect(redactUrl("not a url")).toBe("not a url");
+  });
+
+  it("masks everything up to the last @ when the password holds an unencoded @, / or #", () => {
+    for (const url of [
+      "amqp://u:p@ss-word1@host/",
+      "amqp://u:pa/ss-word1@host/",
+      "amqp://u:pa#ss-word1@host/",
+    ]) {
+      const shown = redactUrl(url);
+      expect(shown).not.toContain("ss-word1");
+      expect(shown).toBe(`amqp://${redactedMark}@host/`);
+    }
+    expect(redactUrl("amqp://u:s3cret-pw@[bad/")).toBe("amqp://***@[bad/");
+  });
+});
+
+describe("inspectAs", () => {
+  it("shows the shape under the class name, and nothing below depth 0", () => {
+    class Holder {
+      [inspect.custom](depth: number, options: object, insp: typeof inspect) {
+        return inspectAs("Holder", { url: "amqp://u:***@h/" }, depth, options, insp);
+      }
+    }
+    expect(inspect(new Holder())).toBe("Holder { url: 'amqp://u:***@h/' }");
+    expect(inspect({ a: { b: new Holder() } }, { depth: 1 })).toContain("Holder {}");
+  });
+});
