@@ -19,6 +19,16 @@ const brokenCodes = new Set([
 /** Code prefixes of zlib's gzip, deflate, brotli and zstd errors: a body its `Content-Encoding` refutes. */
 const decompressionPrefixes = ["Z_", "ZSTD_", "BROTLI_", "ERR__ERROR_", "ERR_BROTLI", "ERR_ZSTD", "ERR_ZLIB"];
 
+/**
+ * What undici's fetch says of a redirect it cannot follow: a loop, a scheme other than http(s), or a redirect
+ * whose own body breaks HTTP ("Request was cancelled.", never said of an abort of ours, which rejects with the
+ * signal's reason instead of `fetch failed`).
+ */
+const brokenRedirectMessages = new Set([
+  "redirect count exceeded",
+  "URL scheme must be a HTTP(S) scheme",
+  "Request was cancelled.",
+]);
 /** How deep into `cause` chains to look. */
 const maxCauseDepth = 4;
 
@@ -26,7 +36,7 @@ const maxCauseDepth = 4;
  * `error` as {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_RESPONSE` (with `error` as its `cause`)
  * when `fetch` failed because the server's answer broke HTTP: a malformed status line or header, headers over
  * undici's 16 KiB, a body that does not match its `Content-Length` or its `Content-Encoding`, a redirect loop,
- * a `Location` that is not a URL, or a 407 (which fetch refuses without a reason). Any other error is returned as it is (a network error stays one).
+ * a `Location` that is not a URL or not http(s), or a 407 (which fetch refuses without a reason). Any other error is returned as it is (a network error stays one).
  *
  * @param error - what `fetch`, or reading the body, rejected with
  * @param what - names the request, e.g. `GET https://…/entity/S:T`
@@ -50,7 +60,7 @@ export function brokenHttpError(error: unknown, what: string): unknown {
       brokenNames.has(current.name) ||
       (typeof code === "string" &&
         (brokenCodes.has(code) || decompressionPrefixes.some((prefix) => code.startsWith(prefix)))) ||
-      current.message === "redirect count exceeded"
+      brokenRedirectMessages.has(current.message)
     ) {
       return new PollingCatalogError(
         ErrorCode.BAD_RESPONSE,

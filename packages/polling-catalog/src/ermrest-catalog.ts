@@ -315,14 +315,15 @@ export class ErmrestCatalog<
   }
 
   async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {
-    const timeout = AbortSignal.timeout(attemptTimeoutMs);
-    const attemptSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const stop = new AbortController(); // drops the connection of a body over maxResponseBytes
+    const signals = [stop.signal, AbortSignal.timeout(attemptTimeoutMs)];
+    const attemptSignal = AbortSignal.any(signal ? [signal, ...signals] : signals);
     const what = `${init.method} ${url}`;
     let response: Response;
     let body: BoundedBody;
     try {
       response = await this.#fetch(url, { ...init, signal: attemptSignal });
-      body = await readBoundedBody(response, this.options.maxResponseBytes, what);
+      body = await readBoundedBody(response, this.options.maxResponseBytes, what, () => stop.abort());
     } catch (error) {
       throw brokenHttpError(error, what);
     }

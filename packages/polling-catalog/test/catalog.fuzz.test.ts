@@ -25,10 +25,22 @@ function expectDocumented(error: unknown, status: number): void {
   throw error;
 }
 
+/** How long one call may take, retries included (at most 5 tries, 1.5 s of waits): longer is a hang. */
+const hangMs = 20_000;
+
+/** `promise`, or a rejection naming a hang when it does not settle within {@link hangMs}. */
+function withinHangBound<T>(promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`a hang: no answer within ${hangMs} ms`)), hangMs);
+  });
+  return Promise.race([promise, hang]).finally(() => clearTimeout(timer));
+}
+
 /** Resolves with what `call` resolves with, or with the documented error it rejected with. */
 async function settle<T>(call: () => Promise<T>, status: number): Promise<T | Error> {
   try {
-    return await call();
+    return await withinHangBound(call());
   } catch (error) {
     expectDocumented(error, status);
     return error as Error;

@@ -22,6 +22,11 @@ describe("answers that break HTTP reject with ERR_X_POLLING_CATALOG_BAD_RESPONSE
     ["101 without an upgrade", ok("101 Switching Protocols")],
     ["407, which fetch refuses", ok("407 Proxy Authentication Required\r\nContent-Length: 2")],
     ["a Location that is not a URL", ok("302 Found\r\nLocation: http://[bad\r\nContent-Length: 0")],
+    ["a Location that is not http(s)", ok("301 Moved\r\nLocation: javascript:x\r\nContent-Length: 0")],
+    [
+      "a redirect whose body is mis-chunked",
+      ok("301 Moved\r\nLocation: /ermrest/catalog/1/x\r\nTransfer-Encoding: chunked", "zz\r\nnull"),
+    ],
   ])("%s", async (_case, answer) => {
     await using raw = await startRawServer(() => answer);
     const catalog = new ErmrestCatalog({ scheme: "http", server: raw.server, catalogId: 1 });
@@ -50,6 +55,24 @@ describe("answers that break HTTP reject with ERR_X_POLLING_CATALOG_BAD_RESPONSE
     const catalog = new ErmrestCatalog({ scheme: "http", server: raw.server, catalogId: 1 });
     expect((await catalog.get("/entity/S:T")).json()).toEqual([1]);
   });
+});
+
+describe("a 421 Misdirected Request", () => {
+  it.each([
+    ["truncated", "Content-Length: 20", "{}"],
+    ["mis-chunked", "Transfer-Encoding: chunked", "zz\r\n{}"],
+  ])(
+    "with a %s body rejects with HTTPError 421 at once, its body unread (undici never ends it)",
+    async (_case, framing, body) => {
+      await using raw = await startRawServer(() => ok(`421 Misdirected\r\n${framing}`, body));
+      const catalog = new ErmrestCatalog({ scheme: "http", server: raw.server, catalogId: 1 });
+      const started = performance.now();
+      const error = await catalog.get("/entity/S:T").catch((e: unknown) => e);
+      expect(XError.is(error, "ERR_X_POLLING_CATALOG_HTTP")).toBe(true);
+      expect(error).toMatchObject({ status: 421, body: "" });
+      expect(performance.now() - started).toBeLessThan(10_000); // before: the 63 s attempt timeout, 5 times
+    },
+  );
 });
 
 describe("stateChangeOnce only hands JSON objects to the transform", () => {
