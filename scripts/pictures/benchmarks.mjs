@@ -113,7 +113,48 @@ function rmqStorage(figures) {
   ];
 }
 
-const plotsByDoc = { "polling-catalog.md": pollingCatalog, "rmq-storage.md": rmqStorage };
+/** supervisor: durable dispatch against the original's configuration, and READY→JOB latency over TLS. */
+function supervisor(figures) {
+  const single = all(figures, { name: "dequeue_finish_durable_per_s" }).slice(0, 3);
+  const grouped = all(figures, { name: "dequeue_finish_durable_grouped_per_s" }).slice(0, 3);
+  const tls = first(figures, { name: "tls_ready_job_p99_ms" });
+  return [
+    [
+      "supervisor-durable-dispatch.svg",
+      barChart({
+        title: "supervisor: durable dispatch (DONE + next job) per second",
+        subtitle:
+          "file database, every commit on disk (synchronous=FULL), against the original's SQLite defaults",
+        unit: "pairs per second",
+        categories: single.map((_, i) => `run ${i + 1}`),
+        series: [
+          { label: "original's configuration", values: single.map((figure) => figure.baseline) },
+          { label: "@x, one worker", values: single.map((figure) => figure.value) },
+          { label: "@x, 16 workers (group commit)", values: grouped.map((figure) => figure.value) },
+        ],
+      }),
+    ],
+    [
+      "supervisor-tls-latency.svg",
+      barChart({
+        title: "supervisor: READY→JOB round trip, 64 workers",
+        subtitle: `${tls.roundTrips.toLocaleString("en")} round trips each way, the same daemon, 2 shared cores`,
+        unit: "milliseconds",
+        categories: ["p50", "p99", "max"],
+        series: [
+          { label: "Unix socket", values: [tls.baselineP50, tls.baseline, tls.baselineMax] },
+          { label: "mutual TLS on loopback", values: [tls.p50, tls.value, tls.max] },
+        ],
+      }),
+    ],
+  ];
+}
+
+const plotsByDoc = {
+  "polling-catalog.md": pollingCatalog,
+  "rmq-storage.md": rmqStorage,
+  "supervisor.md": supervisor,
+};
 
 /** `[file name, svg]` for each plot, from the figures recorded in `dir`'s benchmark docs. */
 export function benchmarkPictures(dir) {
