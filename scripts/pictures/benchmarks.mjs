@@ -150,7 +150,72 @@ function supervisor(figures) {
   ];
 }
 
+/** process-guard: interrupt latency now and before (at the next check), and run()'s cost against p-timeout's. */
+function processGuard(figures) {
+  const now = (interval) => first(figures, { name: `interrupt latency (checkIntervalMs ${interval})` });
+  const before = (interval) => first(figures, { name: `interrupt latency (checkInterval ${interval})` });
+  const overhead = first(figures, { name: "run() overhead" });
+  return [
+    [
+      "process-guard-interrupt-latency.svg",
+      barChart({
+        title: "process-guard: from a time limit's deadline to the interrupt (p99)",
+        subtitle: "a timer at the deadline (now) against a check every checkIntervalMs (before)",
+        unit: "milliseconds",
+        categories: ["checkIntervalMs 20", "checkIntervalMs 500"],
+        series: [
+          { label: "before: noticed at the next check", values: [before(20).value, before(500).value] },
+          { label: "now: a timer at the deadline", values: [now(20).value, now(500).value] },
+          { label: "a bare setTimeout", values: [now(20).bareTimerP99, now(500).bareTimerP99] },
+        ],
+        reference: { value: 5, label: "target ≤ 5 ms" },
+      }),
+    ],
+    [
+      "process-guard-run-overhead.svg",
+      barChart({
+        title: "process-guard: the cost of guarding one call",
+        subtitle: `${overhead.calls.toLocaleString("en")} calls of an async function, against p-timeout in the same run`,
+        unit: "microseconds per call",
+        categories: ["overhead per call"],
+        series: [
+          { label: "timeGuard().run()", values: [overhead.value] },
+          { label: "p-timeout", values: [overhead.pTimeoutOverhead] },
+        ],
+      }),
+    ],
+  ];
+}
+
+/** checkpoint: operations per second of checkPulse and heartbeat by cache, against the bare cache writes. */
+function checkpoint(figures) {
+  const caches = ["none", "memory", "sqlite"];
+  const of = (bench, cache) => first(figures, { bench, cache });
+  return [
+    [
+      "checkpoint-throughput.svg",
+      barChart({
+        title: "checkpoint: calls per second by cache",
+        subtitle:
+          "against the same cache writes made directly (or the inputs alone without a cache), same run",
+        unit: "calls per second (thousands)",
+        categories: caches.map((cache) => `cache: ${cache}`),
+        series: [
+          { label: "checkPulse", values: caches.map((cache) => of("checkPulse", cache).opsPerSec / 1000) },
+          { label: "heartbeat", values: caches.map((cache) => of("heartbeat", cache).opsPerSec / 1000) },
+          {
+            label: "baseline (checkPulse's)",
+            values: caches.map((cache) => of("checkPulse", cache).baselineOpsPerSec / 1000),
+          },
+        ],
+      }),
+    ],
+  ];
+}
+
 const plotsByDoc = {
+  "checkpoint.md": checkpoint,
+  "process-guard.md": processGuard,
   "polling-catalog.md": pollingCatalog,
   "rmq-storage.md": rmqStorage,
   "supervisor.md": supervisor,
