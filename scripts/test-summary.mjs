@@ -2,8 +2,10 @@
 // "N passed, M failed", read from vitest's JSON reporter. Exits with vitest's exit code.
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
 
-const output = ".vitest-results.json";
+// Absolute: vitest resolves a relative path against the configuration's root, which a `--config` may move.
+const output = resolve(".vitest-results.json");
 rmSync(output, { force: true });
 const run = spawnSync(
   "pnpm",
