@@ -1,4 +1,5 @@
 import { Backoff, sleep } from "@x/core";
+import { redactUrl } from "@x/core/internal";
 import amqp, { type Channel, type ChannelModel } from "amqplib";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { exchangeBindings, type QueueSpec, workerQueues } from "./routing.js";
@@ -16,17 +17,6 @@ export interface ConnectOptions {
   signal?: AbortSignal | undefined;
   /** The connection's name on the broker (`connection_name`: the management UI, `rabbitmqctl`, `stats`). */
   name?: string | undefined;
-}
-
-/** The URL without its password, for logs and errors. */
-export function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url;
-  }
 }
 
 /**
@@ -55,7 +45,7 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
       if (options.signal?.aborted || Date.now() + delay >= deadline)
         throw new RmqStorageError(
           ErrorCode.CONNECT,
-          `cannot connect to RabbitMQ at ${redact(options.url)} within ${options.timeoutMs} ms`,
+          `cannot connect to RabbitMQ at ${redactUrl(options.url)} within ${options.timeoutMs} ms`,
           { cause },
         );
       await sleep(delay, { signal: options.signal }).catch(() => {});

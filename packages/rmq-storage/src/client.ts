@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
+import { type InspectOptions, inspect } from "node:util";
 import { Backoff, type Logger, sleep } from "@x/core";
-import { parseOptions } from "@x/core/internal";
+import { inspectAs, parseOptions, redactUrl } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { z } from "zod";
 import {
@@ -17,6 +18,7 @@ import { DEFAULT_ITEMS_PER_MESSAGE } from "./defaults.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions, intAtLeast, intIn, renamedOption } from "./option-schemas.js";
 import { exchangeOf, splitItems, splitKeys } from "./routing.js";
+import { checkSecretOptions } from "./secrets.js";
 import type {
   DirectoryData,
   EntityType,
@@ -186,6 +188,16 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #unconfirmedBytes = 0;
   #windowOpen: Array<() => void> = [];
 
+  /** `RmqStorageClient { url, prefix }`, the URL's password shown as `***`. */
+  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+    return inspectAs("RmqStorageClient", this.toJSON(), depth, options, insp);
+  }
+
+  /** What `JSON.stringify` shows: the URL with its password as `***`, and the prefix. */
+  toJSON(): { url: string; prefix: string } {
+    return { url: redactUrl(this.#options.url), prefix: this.#options.prefix };
+  }
+
   private constructor(options: z.output<typeof optionsSchema>) {
     super();
     this.#options = options;
@@ -199,6 +211,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
    * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` (before any connection), `ERR_X_RMQ_STORAGE_CONNECT`
    */
   static async connect(options: RmqStorageClientOptions): Promise<RmqStorageClient> {
+    checkSecretOptions(options);
     const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     const client = new RmqStorageClient(parsed);
     await client.#connect(parsed.connectTimeoutMs, parsed.signal);

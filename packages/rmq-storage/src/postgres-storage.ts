@@ -1,5 +1,6 @@
+import { type InspectOptions, inspect } from "node:util";
 import type { Logger } from "@x/core";
-import { loggerOption, parseOptions } from "@x/core/internal";
+import { inspectAs, loggerOption, parseOptions, redactUrl } from "@x/core/internal";
 import type pg from "pg";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";
@@ -88,7 +89,7 @@ function splitSchema(
   if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url))
     throw new RmqStorageError(
       ErrorCode.INVALID_OPTION,
-      `invalid option url: ${JSON.stringify(url)} (expected a postgres:// URL)`,
+      `invalid option url: ${JSON.stringify(typeof url === "string" ? redactUrl(url) : url)} (expected a postgres:// URL)`,
     );
   let parsed: URL;
   try {
@@ -144,6 +145,8 @@ async function transaction(pool: pg.Pool, statements: Array<[string, unknown[]]>
 export class PostgresStorage extends BaseStorage {
   readonly #pool: pg.Pool;
   readonly #s: string;
+  /** The connection string with its password as `***`. */
+  readonly #shown: string;
 
   /** The implementation of {@link openPostgresStorage}, which is how to open one. */
   static async open(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
@@ -172,11 +175,22 @@ export class PostgresStorage extends BaseStorage {
       await pool.end().catch(() => {});
       throw backendError(`cannot open PostgreSQL storage (schema ${parsed.schema})`, cause);
     }
-    return new PostgresStorage(pool, parsed.schema, parsed.logger);
+    return new PostgresStorage(pool, parsed.schema, parsed.logger, redactUrl(connectionString));
   }
 
-  private constructor(pool: pg.Pool, schema: string, logger: Logger) {
+  /** `PostgresStorage { url, schema }`, the URL's password shown as `***`. */
+  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+    return inspectAs("PostgresStorage", this.toJSON(), depth, options, insp);
+  }
+
+  /** What `JSON.stringify` shows: the URL with its password as `***`, and the schema. */
+  toJSON(): { url: string; schema: string } {
+    return { url: this.#shown, schema: this.#s };
+  }
+
+  private constructor(pool: pg.Pool, schema: string, logger: Logger, shown: string) {
     super(logger);
+    this.#shown = shown;
     this.#pool = pool;
     this.#s = schema;
   }

@@ -1,10 +1,11 @@
 import { EventEmitter } from "node:events";
 import { hostname } from "node:os";
+import { type InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
-import { parseOptions } from "@x/core/internal";
+import { inspectAs, parseOptions, redactUrl } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
-import { connectBroker, declareTopology, reconnectBackoff, redact, type Topology, topology } from "./amqp.js";
+import { connectBroker, declareTopology, reconnectBackoff, type Topology, topology } from "./amqp.js";
 import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
@@ -12,6 +13,7 @@ import { startProcessGroup } from "./process-group.js";
 import { QueueWorker, type ServerEvents } from "./queue-worker.js";
 import { formatRanges, parseRanges } from "./ranges.js";
 import { ranges as allRanges, type QueueSpec, workerQueues } from "./routing.js";
+import { checkSecretOptions } from "./secrets.js";
 import { isStorageSpec, openStorage } from "./storage-spec.js";
 import type { ProvenanceStorage } from "./types.js";
 import { MAX_ITEMS } from "./wire.js";
@@ -138,6 +140,23 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   #group: { stop(): Promise<void> } | undefined;
   #stopped: Promise<void> | undefined;
 
+  /** `RmqStorageServer { url, storage, prefix, ranges, processes }`, the URLs' passwords shown as `***`. */
+  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+    return inspectAs("RmqStorageServer", this.toJSON(), depth, options, insp);
+  }
+
+  /** What `JSON.stringify` shows: the URL and the storage with their passwords as `***`. */
+  toJSON(): { url: string; storage: string; prefix: string; ranges: string; processes: number } {
+    const { url, storage, prefix, ranges, processes } = this.#options;
+    return {
+      url: redactUrl(url),
+      storage: typeof storage === "string" ? redactUrl(storage) : "(factory)",
+      prefix,
+      ranges: formatRanges(ranges),
+      processes,
+    };
+  }
+
   private constructor(options: Parsed) {
     super();
     this.#options = options;
@@ -157,6 +176,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
    *   `ERR_X_RMQ_STORAGE_CONNECT`, `ERR_X_RMQ_STORAGE_TOPOLOGY`
    */
   static async start(options: RmqStorageServerOptions): Promise<RmqStorageServer> {
+    checkSecretOptions(options);
     const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     const server = new RmqStorageServer(parsed);
     if (parsed.processes > 1) {
@@ -198,7 +218,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     }
     logger.info(
       {
-        url: redact(this.#options.url),
+        url: redactUrl(this.#options.url),
         queues: queues.length,
         ranges: formatRanges(this.#options.ranges),
         standby: this.#options.standbyWaitMs > 0,

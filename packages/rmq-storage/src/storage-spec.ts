@@ -1,4 +1,5 @@
 import type { Logger } from "@x/core";
+import { redactUrl } from "@x/core/internal";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { openPostgresStorage, type PostgresStorage } from "./postgres-storage.js";
 import { openSqliteStorage, type SqliteStorage } from "./sqlite-storage.js";
@@ -21,6 +22,6 @@ export async function openStorage(spec: string, logger?: Logger): Promise<Sqlite
   if (/^postgres(ql)?:\/\//.test(spec)) return openPostgresStorage(spec, logger ? { logger } : {});
   throw new RmqStorageError(
     ErrorCode.INVALID_OPTION,
-    `invalid option storage: ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)`,
+    `invalid option storage: ${JSON.stringify(redactUrl(spec))} (expected sqlite:PATH or postgres://…)`,
   );
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { checkEach, connectBroker, topology, topologyNames } from "./amqp.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions } from "./option-schemas.js";
+import { checkSecretOptions } from "./secrets.js";
 
 /** Options of {@link deleteTopology}. */
 export interface DeleteTopologyOptions {
@@ -46,6 +47,7 @@ const optionsSchema = z.strictObject({
  *   `ERR_X_RMQ_STORAGE_IN_USE` naming the queues in use (when the check finds one, nothing is deleted)
  */
 export async function deleteTopology(options: DeleteTopologyOptions): Promise<DeletedTopology> {
+  checkSecretOptions(options);
   const { url, prefix, force, connectTimeoutMs } = parseOptions(
     optionsSchema,
     options,
