@@ -1,16 +1,14 @@
 #!/usr/bin/env node
-import { createConsoleLogger, type LogLevel, XError } from "@x/core";
+import { createConsoleLogger, XError } from "@x/core";
 import {
   ExitCode,
   exitQuietlyOnBrokenPipe,
   onShutdownSignals,
-  parseCommandLine,
-  parseDurationMs,
+  redactUrl,
   UsageError,
 } from "@x/core/internal";
-import { redact } from "./amqp.js";
+import { parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl } from "./cli-args.js";
 import { ErrorCode } from "./errors.js";
-import { parseRanges } from "./ranges.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
 import { queueStats } from "./stats.js";
@@ -26,7 +24,7 @@ Commands:
   teardown  delete the queues and exchanges of a topology
 
 Run x-rmq-storage <command> --help for a command's options.`,
-  serve: `Usage: x-rmq-storage serve --amqp URL --storage SPEC [options]
+  serve: `Usage: x-rmq-storage serve [--amqp URL] [--storage SPEC] [options]
 
 Runs RmqStorageServer. Once every queue of its ranges has a consumer it prints the line "${READY_LINE}" on
 stdout (or writes it to --ready-fd), and tells systemd READY=1 when NOTIFY_SOCKET is set. On SIGINT or
@@ -34,9 +32,15 @@ SIGTERM it stops gracefully (the in-flight batches are committed, answered and a
 The same signal again, or another one 2 s or more after the first, exits at once (130/143);
 unacknowledged messages are redelivered later. Logs go to stderr.
 
+Keep passwords out of the command line (ps shows it): each URL is read from its flag, else from
+its file flag, else from its environment variable (AMQP_URL, STORAGE_URL). A file holds the URL
+alone (surrounding white space ignored) and must not be readable by every user.
+
 Options:
-  --amqp URL          the broker (amqp:// or amqps://)
-  --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]
+  --amqp URL          the broker (amqp:// or amqps://); default $AMQP_URL
+  --amqp-file FILE    read the broker URL from FILE
+  --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]; default $STORAGE_URL
+  --storage-file FILE read the storage spec from FILE
   --max-items-per-write N
                       most items per storage call: the messages a queue holds are
                       merged, whole, up to this many, never waiting for more
@@ -56,7 +60,7 @@ Options:
   --log-level LEVEL   debug, info, warn, error or silent (default info)
   --json-logs         log JSON lines instead of plain text
   -h, --help          show this help`,
-  stats: `Usage: x-rmq-storage stats --amqp URL [options]
+  stats: `Usage: x-rmq-storage stats [--amqp URL] [options]
 
 One entry per worker queue (160) and per dead-letter queue (5): messages ready and consumers (passive
 declare), messages unacknowledged and the active consumer, named by its connection ("x-rmq-storage
@@ -64,12 +68,16 @@ declare), messages unacknowledged and the active consumer, named by its connecti
 reached).
 
 Options:
-  --amqp URL          the broker (amqp:// or amqps://)
-  --management URL    the management API (default http://<amqp host>:15672, AMQP credentials)
+  --amqp URL          the broker (amqp:// or amqps://); default $AMQP_URL
+  --amqp-file FILE    read the broker URL from FILE (not readable by every user)
+  --management URL    the management API, with the AMQP credentials unless it has its own
+                      (default https://<host>:15671 for amqps://, http://<host>:15672 for
+                      amqp:// to a loopback host; required for amqp:// to any other host:
+                      without it stats exits 78 rather than send a password in clear)
   --prefix P          the topology's name prefix (default none)
   --json              one JSON object per line instead of a table
   -h, --help          show this help`,
-  teardown: `Usage: x-rmq-storage teardown --amqp URL [options]
+  teardown: `Usage: x-rmq-storage teardown [--amqp URL] [options]
 
 Deletes exactly the queues (160 worker queues, 5 dead-letter queues) and exchanges (5, and their 5
 dead-letter exchanges) of the topology named by --prefix, and nothing else; names that do not exist are
@@ -77,93 +85,43 @@ skipped. Refuses, deleting nothing, while a queue has a consumer or holds messag
 Prints what it deleted.
 
 Options:
-  --amqp URL            the broker (amqp:// or amqps://)
+  --amqp URL            the broker (amqp:// or amqps://); default $AMQP_URL
+  --amqp-file FILE      read the broker URL from FILE (not readable by every user)
   --prefix P            the topology's name prefix (default none: the unprefixed names)
   --force               delete queues in use too (their messages are lost)
   --drop-storage SPEC   also drop this storage: sqlite:PATH (the file) or
-                        postgres://…[?schema=NAME] (the storage's tables and the schema)
+                        postgres://…[?schema=NAME] (the storage's tables and the schema);
+                        never taken from STORAGE_URL
+  --drop-storage-file FILE
+                        read the storage to drop from FILE (not readable by every user)
   -h, --help            show this help`,
 };
 
 type Command = keyof typeof usage;
 
-const positiveInt = (flag: string, value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value))
-    throw new UsageError(`${flag} expects a positive integer, got ${JSON.stringify(value)}`);
-  return Number(value);
-};
-
-/** `--heartbeat` in ms, at most one hour (the `heartbeatMs` option's range). */
-const heartbeat = (value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  const ms = Math.ceil(parseDurationMs("--heartbeat", value));
-  if (ms > 3_600_000) throw new UsageError(`--heartbeat expects at most 1h, got ${JSON.stringify(value)}`);
-  return ms;
-};
-
-/** `--standby` in ms, more than 0 and at most one hour (the `standbyWaitMs` option's range). */
-const standby = (value: string | undefined): number | undefined => {
-  if (value === undefined) return undefined;
-  const ms = Math.ceil(parseDurationMs("--standby", value));
-  if (ms < 1 || ms > 3_600_000)
-    throw new UsageError(`--standby expects more than 0 and at most 1h, got ${JSON.stringify(value)}`);
-  return ms;
-};
-
 async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promise<number> {
-  const { values } = parseCommandLine({
-    args,
-    options: {
-      amqp: { type: "string" },
-      storage: { type: "string" },
-      "max-items-per-write": { type: "string" },
-      prefetch: { type: "string" },
-      processes: { type: "string" },
-      ranges: { type: "string" },
-      standby: { type: "string" },
-      prefix: { type: "string" },
-      heartbeat: { type: "string" },
-      "ready-fd": { type: "string" },
-      "log-level": { type: "string" },
-      "json-logs": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) return print(usage.serve);
-  if (!values.amqp) throw new UsageError("serve needs --amqp URL");
-  if (!values.storage) throw new UsageError("serve needs --storage sqlite:PATH|postgres://…");
-  const heartbeatMs = heartbeat(values.heartbeat);
-  const standbyWaitMs = standby(values.standby);
-  const ranges = values.ranges === undefined ? undefined : parseRanges(values.ranges);
-  if (values.ranges !== undefined && ranges === undefined)
-    throw new UsageError(
-      `--ranges expects hex digits and spans such as 0-7 or 0,3,a-c, got ${JSON.stringify(values.ranges)}`,
-    );
-  const fd = readyFd(values["ready-fd"]);
-  const level = (values["log-level"] ?? "info") as LogLevel;
-  if (!["debug", "info", "warn", "error", "silent"].includes(level))
-    throw new UsageError(
-      `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
-    );
-  if (!isStorageSpec(values.storage)) {
+  const line = parseServeArgs(args, process.env);
+  if (line.help) return print(usage.serve);
+  const fd = readyFd(line.readyFd);
+  const [url, storage] = [await readUrl(line.amqp), await readUrl(line.storage)];
+  if (!isStorageSpec(storage)) {
     process.stderr.write(
-      `x-rmq-storage: unsupported --storage ${JSON.stringify(values.storage)} (expected sqlite:PATH or postgres://…)\n`,
+      `x-rmq-storage: unsupported storage from ${line.storage.from}: ${JSON.stringify(redactUrl(storage))} (expected sqlite:PATH or postgres://…)\n`,
     );
     return ExitCode.CONFIG;
   }
-  const logger = createConsoleLogger({ level, json: values["json-logs"] === true, name: "x-rmq-storage" });
+  const logger = createConsoleLogger({ level: line.logLevel, json: line.jsonLogs, name: "x-rmq-storage" });
   const options = {
-    url: values.amqp,
-    storage: values.storage,
+    url,
+    storage,
     logger,
-    ...defined("maxItemsPerWrite", positiveInt("--max-items-per-write", values["max-items-per-write"])),
-    ...defined("prefetch", positiveInt("--prefetch", values.prefetch)),
-    ...defined("processes", positiveInt("--processes", values.processes)),
-    ...defined("ranges", ranges),
-    ...defined("standbyWaitMs", standbyWaitMs),
-    ...defined("prefix", values.prefix),
-    ...defined("heartbeatMs", heartbeatMs),
+    ...defined("maxItemsPerWrite", line.maxItemsPerWrite),
+    ...defined("prefetch", line.prefetch),
+    ...defined("processes", line.processes),
+    ...defined("ranges", line.ranges),
+    ...defined("standbyWaitMs", line.standbyWaitMs),
+    ...defined("prefix", line.prefix),
+    ...defined("heartbeatMs", line.heartbeatMs),
   };
   stopExitingOnBrokenPipe();
   ignoreBrokenPipe();
@@ -176,7 +134,7 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
   void signalled.then(() => {
     stopping = true;
   });
-  logger.info({ url: redact(values.amqp) }, "starting");
+  logger.info({ url: redactUrl(url), storage: redactUrl(storage) }, "starting");
   try {
     const server = await RmqStorageServer.start(options);
     server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
@@ -198,24 +156,14 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
 }
 
 async function stats(args: string[]): Promise<number> {
-  const { values } = parseCommandLine({
-    args,
-    options: {
-      amqp: { type: "string" },
-      management: { type: "string" },
-      prefix: { type: "string" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) return print(usage.stats);
-  if (!values.amqp) throw new UsageError("stats needs --amqp URL");
+  const line = parseStatsArgs(args, process.env);
+  if (line.help) return print(usage.stats);
   const rows = await queueStats({
-    url: values.amqp,
-    ...defined("management", values.management),
-    ...defined("prefix", values.prefix),
+    url: await readUrl(line.amqp),
+    ...defined("management", line.management),
+    ...defined("prefix", line.prefix),
   });
-  if (values.json) {
+  if (line.json) {
     process.stdout.write(rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
     return ExitCode.OK;
   }
@@ -244,32 +192,19 @@ function print(text: string): number {
 }
 
 async function teardown(args: string[]): Promise<number> {
-  const { values } = parseCommandLine({
-    args,
-    options: {
-      amqp: { type: "string" },
-      prefix: { type: "string" },
-      force: { type: "boolean" },
-      "drop-storage": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (values.help) return print(usage.teardown);
-  if (!values.amqp) throw new UsageError("teardown needs --amqp URL");
-  const spec = values["drop-storage"];
+  const line = parseTeardownArgs(args, process.env);
+  if (line.help) return print(usage.teardown);
+  const url = await readUrl(line.amqp);
+  const spec = line.dropStorage === undefined ? undefined : await readUrl(line.dropStorage);
   if (spec !== undefined && !isStorageSpec(spec)) {
     process.stderr.write(
-      `x-rmq-storage: unsupported --drop-storage ${JSON.stringify(spec)} (expected sqlite:PATH or postgres://…)\n`,
+      `x-rmq-storage: unsupported storage to drop: ${JSON.stringify(redactUrl(spec))} (expected sqlite:PATH or postgres://…)\n`,
     );
     return ExitCode.CONFIG;
   }
-  const deleted = await deleteTopology({
-    url: values.amqp,
-    force: values.force === true,
-    ...defined("prefix", values.prefix),
-  });
+  const deleted = await deleteTopology({ url, force: line.force, ...defined("prefix", line.prefix) });
   process.stdout.write(
-    `deleted ${deleted.queues.length} queues and ${deleted.exchanges.length} exchanges of prefix ${JSON.stringify(values.prefix ?? "")}\n`,
+    `deleted ${deleted.queues.length} queues and ${deleted.exchanges.length} exchanges of prefix ${JSON.stringify(line.prefix ?? "")}\n`,
   );
   if (spec !== undefined) {
     const storage = await openStorage(spec);

@@ -1,0 +1,81 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { XError } from "@x/core";
+import { UsageError } from "@x/core/internal";
+import { testTempDir } from "@x/test-support/temp-dir";
+import { describe, expect, it } from "vitest";
+import { parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl, type UrlSource } from "./cli-args.js";
+import { ErrorCode } from "./errors.js";
+
+const env = { AMQP_URL: "amqp://env-user:env-pw@h/", STORAGE_URL: "postgres://u:env-pw@db/x" };
+const sources = (line: object) => line as { amqp: UrlSource; storage?: UrlSource };
+
+describe("the URL of a CLI: flag > file > environment", () => {
+  it("takes the flag first, then the file flag, then the variable", () => {
+    expect(sources(parseServeArgs(["--amqp", "amqp://a/", "--amqp-file", "f"], env)).amqp).toEqual({
+      url: "amqp://a/",
+      from: "--amqp",
+    });
+    expect(sources(parseServeArgs(["--amqp-file", "f", "--storage-file", "g"], env))).toMatchObject({
+      amqp: { file: "f", from: "--amqp-file" },
+      storage: { file: "g", from: "--storage-file" },
+    });
+    expect(sources(parseServeArgs([], env))).toMatchObject({
+      amqp: { url: env.AMQP_URL, from: "AMQP_URL" },
+      storage: { url: env.STORAGE_URL, from: "STORAGE_URL" },
+    });
+    expect(sources(parseStatsArgs([], env)).amqp).toEqual({ url: env.AMQP_URL, from: "AMQP_URL" });
+    expect(sources(parseTeardownArgs([], env)).amqp).toEqual({ url: env.AMQP_URL, from: "AMQP_URL" });
+  });
+
+  it("needs one of the three, and names them all when none is given (an empty variable counts as none)", () => {
+    expect(() => parseServeArgs(["--storage", "sqlite:x"], {})).toThrow(
+      "serve needs --amqp URL, --amqp-file FILE or AMQP_URL",
+    );
+    expect(() => parseServeArgs([], { AMQP_URL: "amqp://h/", STORAGE_URL: "" })).toThrow(
+      "serve needs --storage URL, --storage-file FILE or STORAGE_URL",
+    );
+    expect(() => parseStatsArgs([], {})).toThrow(UsageError);
+  });
+
+  it("teardown never drops the storage STORAGE_URL names", () => {
+    const line = parseTeardownArgs(["--amqp", "amqp://h/"], env) as { dropStorage: unknown };
+    expect(line.dropStorage).toBeUndefined();
+    expect(
+      (parseTeardownArgs(["--drop-storage-file", "f"], env) as { dropStorage: unknown }).dropStorage,
+    ).toEqual({
+      file: "f",
+      from: "--drop-storage-file",
+    });
+  });
+});
+
+describe("readUrl", () => {
+  const file = (name: string, text: string, mode: number) => {
+    const path = join(testTempDir("rmq-storage-url-file"), name);
+    writeFileSync(path, text);
+    chmodSync(path, mode);
+    return path;
+  };
+  const refusal = async (source: UrlSource) => {
+    const error = await readUrl(source).catch((e: unknown) => e);
+    expect(XError.is(error, ErrorCode.INVALID_OPTION)).toBe(true);
+    return (error as Error).message;
+  };
+
+  it("reads the file, trimmed", async () => {
+    const path = file("ok", "  amqp://u:file-pw@h/\n\n", 0o600);
+    expect(await readUrl({ file: path, from: "--amqp-file" })).toBe("amqp://u:file-pw@h/");
+    expect(await readUrl({ url: "amqp://x/", from: "--amqp" })).toBe("amqp://x/");
+  });
+
+  it("refuses a file every user may read, an empty file and a missing one, without showing the contents", async () => {
+    const open = file("open", "amqp://u:open-pw@h/", 0o644);
+    expect(await refusal({ file: open, from: "--amqp-file" })).toMatch(/readable by every user \(mode 644\)/);
+    expect(await refusal({ file: open, from: "--amqp-file" })).not.toContain("open-pw");
+    expect(await refusal({ file: file("empty", " \n", 0o600), from: "--amqp-file" })).toContain("is empty");
+    expect(
+      await refusal({ file: join(testTempDir("rmq-storage-url-file"), "nope"), from: "--amqp-file" }),
+    ).toContain("cannot be read (ENOENT)");
+  });
+});
