@@ -23,7 +23,9 @@ afterAll(() => box.cleanup());
 /** Runs `x-rmq-storage` (from the sources) to completion. */
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, cliCommand(...args));
+    // Without AMQP_URL and STORAGE_URL, which the CLI would read in place of a missing flag.
+    const { AMQP_URL: _amqp, STORAGE_URL: _storage, ...env } = process.env;
+    const child = spawn(process.execPath, cliCommand(...args), { env });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => {
