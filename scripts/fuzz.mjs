@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), "x-fuzz-"));
 const report = join(dir, "report.jsonl");
 const run = spawnSync(
   "pnpm",
-  ["exec", "vitest", "run", "--typecheck.enabled=false", "--testTimeout=0", ...positionals, "fuzz.test"],
+  ["exec", "vitest", "run", "--typecheck.enabled=false", "--testTimeout=0", ...positionals, "fuzz."],
   { stdio: "inherit", env: { ...process.env, X_FUZZ_RUNS: values.runs, X_FUZZ_REPORT: report } },
 );
 let lines = [];
