@@ -185,13 +185,16 @@ describe("credentials never show", () => {
       `amqp://${user}:p@${amqpSecret}@host/`,
     ];
     const errors: unknown[] = [];
+    // A short timeout for the hostile URLs that parse (a password holding an unencoded @ names host "host").
+    const connectTimeoutMs = 500;
     for (const bad of hostile) {
+      const storage = await openSqliteStorage(":memory:");
+      errors.push(await rejection(RmqStorageClient.connect({ url: bad, storage, connectTimeoutMs })));
       errors.push(
-        await rejection(RmqStorageClient.connect({ url: bad, storage: await openSqliteStorage(":memory:") })),
+        await rejection(RmqStorageServer.start({ url: bad, storage: "sqlite::memory:", connectTimeoutMs })),
       );
-      errors.push(await rejection(RmqStorageServer.start({ url: bad, storage: "sqlite::memory:" })));
-      errors.push(await rejection(deleteTopology({ url: bad })));
-      errors.push(await rejection(queueStats({ url: bad })));
+      errors.push(await rejection(deleteTopology({ url: bad, connectTimeoutMs })));
+      errors.push(await rejection(queueStats({ url: bad, connectTimeoutMs })));
     }
     errors.push(
       await rejection(RmqStorageServer.start({ url: AMQP_URL, storage: `mysql://u:${pgSecret}@db/x` })),
