@@ -28,6 +28,14 @@ describe("redactUrl", () => {
     }
     expect(redactUrl("amqp://u:s3cret-pw@[bad/")).toBe("amqp://***@[bad/");
   });
+
+  it.each([
+    ["a password with an unencoded ?", "amqp://agent:1?s3cret@broker", "amqp://***@broker"],
+    ["a scheme without authority", "x:agent:s3cret@broker", "***@broker"],
+    ["a password and no user", "amqps://:s3cret@broker", "amqps://:***@broker"],
+  ])("masks %s", (_case, url, shown) => {
+    expect(redactUrl(url)).toBe(shown);
+  });
 });
 
 describe("inspectAs", () => {
