@@ -36,7 +36,9 @@ const maxCauseDepth = 4;
  * `error` as {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_BAD_RESPONSE` (with `error` as its `cause`)
  * when `fetch` failed because the server's answer broke HTTP: a malformed status line or header, headers over
  * undici's 16 KiB, a body that does not match its `Content-Length` or its `Content-Encoding`, a redirect loop,
- * a `Location` that is not a URL or not http(s), or a 407 (which fetch refuses without a reason). Any other error is returned as it is (a network error stays one).
+ * a `Location` that is not a URL or not http(s), an answer undici itself fails on (a `TypeError` without a
+ * code, such as two `Location` headers), or a 407 (which fetch refuses without a reason). Any other error is
+ * returned as it is (a network error stays one).
  *
  * @param error - what `fetch`, or reading the body, rejected with
  * @param what - names the request, e.g. `GET https://…/entity/S:T`
@@ -58,6 +60,9 @@ export function brokenHttpError(error: unknown, what: string): unknown {
     const code = (current as { code?: unknown }).code;
     if (
       brokenNames.has(current.name) ||
+      // A TypeError of undici's own while it handled the answer (two Location headers make it build a URL
+      // from a string it cannot): never a network failure, which comes with a code or a SocketError.
+      (current instanceof TypeError && code === undefined) ||
       (typeof code === "string" &&
         (brokenCodes.has(code) || decompressionPrefixes.some((prefix) => code.startsWith(prefix)))) ||
       brokenRedirectMessages.has(current.message)

@@ -24,6 +24,10 @@ describe("answers that break HTTP reject with ERR_X_POLLING_CATALOG_BAD_RESPONSE
     ["a Location that is not a URL", ok("302 Found\r\nLocation: http://[bad\r\nContent-Length: 0")],
     ["a Location that is not http(s)", ok("301 Moved\r\nLocation: javascript:x\r\nContent-Length: 0")],
     [
+      "two Location headers, one of them empty (undici fails on it with a TypeError of its own)",
+      ok("301 Moved\r\nLocation: /ermrest/catalog/1/elsewhere\r\nLocation: \r\nContent-Length: 0"),
+    ],
+    [
       "a redirect whose body is mis-chunked",
       ok("301 Moved\r\nLocation: /ermrest/catalog/1/x\r\nTransfer-Encoding: chunked", "zz\r\nnull"),
     ],
