@@ -5,6 +5,7 @@
  * `{"event":"connected"}`, then one line `{"event":"latencies","ms":[…]}`.
  */
 import { SupervisorClient, type TlsEndpoint } from "../src/index.js";
+import { timeRoundTrips } from "./round-trips.js";
 
 const [targetJson, workersArg, totalArg] = process.argv.slice(2) as [string, string, string];
 const target = JSON.parse(targetJson) as string | TlsEndpoint;
@@ -15,19 +16,6 @@ const say = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const clients = await Promise.all(Array.from({ length: workers }, () => SupervisorClient.connect(target)));
 say({ event: "connected" });
 await new Promise((resolve) => process.stdin.once("data", resolve));
-const latencies: number[] = [];
-await Promise.all(
-  clients.map(async (client) => {
-    let start = performance.now();
-    let job = await client.ready();
-    latencies.push(performance.now() - start);
-    for (let i = 1; i < perWorker && job; i++) {
-      start = performance.now();
-      job = await client.done(job.attrPath, 0);
-      latencies.push(performance.now() - start);
-    }
-    await client.close();
-  }),
-);
+const latencies = await timeRoundTrips(clients, perWorker);
 say({ event: "latencies", ms: latencies.map((ms) => Math.round(ms * 1000) / 1000) });
 process.stdin.destroy();

@@ -27,6 +27,7 @@ import {
 } from "../src/index.js";
 import { makeCa, makeCertificate } from "../test/certificates.js";
 import { originalStatements } from "../test/original-statements.js";
+import { timeRoundTrips } from "./round-trips.js";
 
 const root = mkdtempSync(join(tmpdir(), "x-supervisor-bench-"));
 process.on("exit", () => rmSync(root, { recursive: true, force: true }));
@@ -316,24 +317,10 @@ async function writeFetcherFile(path: string, count: number, width: number): Pro
  * `socket` is a Unix socket path or a TLS endpoint.
  */
 async function roundTrips(socket: string | TlsEndpoint, total: number, workers = 16): Promise<number[]> {
-  const latencies: number[] = [];
   const perWorker = Math.ceil(total / workers);
   // every worker connects (and, over TLS, shakes hands) before any starts its loop
   const clients = await Promise.all(Array.from({ length: workers }, () => SupervisorClient.connect(socket)));
-  await Promise.all(
-    clients.map(async (client) => {
-      let start = performance.now();
-      let job = await client.ready();
-      latencies.push(performance.now() - start);
-      for (let i = 1; i < perWorker && job; i++) {
-        start = performance.now();
-        job = await client.done(job.attrPath, 0);
-        latencies.push(performance.now() - start);
-      }
-      await client.close();
-    }),
-  );
-  return latencies;
+  return timeRoundTrips(clients, perWorker);
 }
 
 const clientScript = fileURLToPath(new URL("./client-process.ts", import.meta.url));
