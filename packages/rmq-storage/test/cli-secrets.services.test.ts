@@ -14,7 +14,7 @@ import { uniqueName } from "@x/test-support/unique-name";
 import { waitFor } from "@x/test-support/wait-for";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openPostgresStorage, openSqliteStorage, RmqStorageServer } from "../src/index.js";
-import { cliCommand, sandbox, spawnServer } from "./stack.js";
+import { cliEnv, runCli, sandbox, spawnServer } from "./stack.js";
 
 const exec = promisify(execFile);
 const box = sandbox("clisecrets");
@@ -35,31 +35,6 @@ afterAll(async () => {
   for (const schema of schemas) await (await openPostgresStorage(PG_URL, { schema })).drop();
   await box.cleanup();
 }, 60_000);
-
-/** The environment of a CLI child: this one's, without the variables the CLI reads unless `extra` sets them. */
-function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const { AMQP_URL: _a, STORAGE_URL: _s, ...rest } = process.env;
-  return { ...rest, ...extra };
-}
-
-/** Runs `x-rmq-storage` (from the sources) to completion. */
-function run(
-  args: string[],
-  env: NodeJS.ProcessEnv = childEnv(),
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, cliCommand(...args), { env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** A 0600 file holding `text`. */
 function secretFile(text: string): string {
@@ -155,7 +130,7 @@ describe("x-rmq-storage keeps passwords off the command line", () => {
     pg.password = pgSecret;
     pg.searchParams.set("schema", schema);
     const server = await spawnServer(["--storage-file", secretFile(pg.toString()), "--prefix", prefix], {
-      env: childEnv({ AMQP_URL: secretUrl }),
+      env: cliEnv({ AMQP_URL: secretUrl }),
     });
     track(server.child);
     const argv = readFileSync(`/proc/${server.child.pid}/cmdline`, "utf8");
@@ -174,19 +149,19 @@ describe("x-rmq-storage keeps passwords off the command line", () => {
   it("serve, stats and teardown read --amqp-file, and refuse one every user may read (exit 78)", async () => {
     const prefix = box.prefix();
     const file = secretFile(secretUrl);
-    const stats = await run(["stats", "--amqp-file", file, "--prefix", prefix, "--json"]);
+    const stats = await runCli(["stats", "--amqp-file", file, "--prefix", prefix, "--json"]);
     expect(stats.code).toBe(0);
     expect(stats.stdout.trim().split("\n")).toHaveLength(165);
-    const teardown = await run(["teardown", "--amqp-file", file, "--prefix", prefix]);
+    const teardown = await runCli(["teardown", "--amqp-file", file, "--prefix", prefix]);
     expect(teardown.code).toBe(0);
     chmodSync(file, 0o644);
     for (const command of ["stats", "teardown"]) {
-      const refused = await run([command, "--amqp-file", file]);
+      const refused = await runCli([command, "--amqp-file", file]);
       expect(refused.code).toBe(78);
       expect(refused.stderr).toContain("readable by every user");
       expect(refused.stderr).not.toContain(secret);
     }
-    const serve = await run(["serve", "--amqp-file", file, "--storage", "sqlite::memory:"]);
+    const serve = await runCli(["serve", "--amqp-file", file, "--storage", "sqlite::memory:"]);
     expect(serve.code).toBe(78);
   }, 120_000);
 });
@@ -203,7 +178,7 @@ describe("x-rmq-storage stats and the management API", () => {
     const queue = `${prefix}content_add.unknown.0`;
     const row = await waitFor(
       async () => {
-        const { stdout } = await run(["stats", "--prefix", prefix, "--json"], childEnv({ AMQP_URL }));
+        const { stdout } = await runCli(["stats", "--prefix", prefix, "--json"], cliEnv({ AMQP_URL }));
         const found = stdout
           .trim()
           .split("\n")
@@ -241,9 +216,9 @@ describe("x-rmq-storage stats and the management API", () => {
       prefix,
     });
     onTestFinished(() => server.stop());
-    const { code, stdout, stderr } = await run(
+    const { code, stdout, stderr } = await runCli(
       ["stats", "--prefix", prefix, "--json"],
-      childEnv({ AMQP_URL: `amqps://guest:guest@127.0.0.2:${port}/`, NODE_EXTRA_CA_CERTS: cert }),
+      cliEnv({ AMQP_URL: `amqps://guest:guest@127.0.0.2:${port}/`, NODE_EXTRA_CA_CERTS: cert }),
     );
     expect(stderr).toBe("");
     expect(code).toBe(0);
@@ -271,15 +246,15 @@ describe("x-rmq-storage stats and the management API", () => {
       const port = await brokerFront(host);
       const url = `amqp://guest:guest@${host}:${port}/`;
       // The default would be http://<host>:15672 (a real management API listens there on every address).
-      const refused = await run(["stats", "--prefix", prefix], childEnv({ AMQP_URL: url }));
+      const refused = await runCli(["stats", "--prefix", prefix], cliEnv({ AMQP_URL: url }));
       expect(refused.code).toBe(78);
       expect(refused.stderr).toContain("explicit management URL");
       expect(refused.stderr).toContain("amqp://guest:***@");
       expect(refused.stderr).not.toContain("guest:guest");
       const management = `http://${host}:${(http.address() as AddressInfo).port}/`;
-      const asked = await run(
+      const asked = await runCli(
         ["stats", "--prefix", prefix, "--json", "--management", management],
-        childEnv({ AMQP_URL: url }),
+        cliEnv({ AMQP_URL: url }),
       );
       expect(asked.code).toBe(0);
       expect(stub.received).toHaveLength(3);

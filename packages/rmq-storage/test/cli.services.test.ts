@@ -14,43 +14,25 @@ import { EntityType, openSqliteStorage, RmqStorageClient, RmqStorageServer } fro
 import { queueStats } from "../src/stats.js";
 import { activeConsumers, brokerNames, queueDepth } from "./broker.js";
 import { randomId } from "./fixture.js";
-import { cliCommand, sandbox, serveArgs, spawnServer } from "./stack.js";
+import { cliCommand, runCli, sandbox, serveArgs, spawnServer } from "./stack.js";
 
 const box = sandbox("cli");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
 afterAll(() => box.cleanup());
 
-/** Runs `x-rmq-storage` (from the sources) to completion. */
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    // Without AMQP_URL and STORAGE_URL, which the CLI would read in place of a missing flag.
-    const { AMQP_URL: _amqp, STORAGE_URL: _storage, ...env } = process.env;
-    const child = spawn(process.execPath, cliCommand(...args), { env });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe("x-rmq-storage", () => {
   it("prints help with exit 0 and rejects bad command lines with 64 and bad storage with 78", async () => {
     const [help, serveHelp, statsHelp, teardownHelp, unknown, noAmqp, noStorage, badFlag, badStorage] =
       await Promise.all([
-        run(["--help"]),
-        run(["serve", "--help"]),
-        run(["stats", "-h"]),
-        run(["teardown", "--help"]),
-        run(["launch"]),
-        run(["stats"]),
-        run(["serve", "--amqp", AMQP_URL]),
-        run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite:x", "--colour"]),
-        run(["serve", "--amqp", AMQP_URL, "--storage", "mysql://db"]),
+        runCli(["--help"]),
+        runCli(["serve", "--help"]),
+        runCli(["stats", "-h"]),
+        runCli(["teardown", "--help"]),
+        runCli(["launch"]),
+        runCli(["stats"]),
+        runCli(["serve", "--amqp", AMQP_URL]),
+        runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite:x", "--colour"]),
+        runCli(["serve", "--amqp", AMQP_URL, "--storage", "mysql://db"]),
       ]);
     expect([help.code, serveHelp.code, statsHelp.code, teardownHelp.code]).toEqual([0, 0, 0, 0]);
     expect(help.stdout).toContain("teardown");
@@ -62,11 +44,11 @@ describe("x-rmq-storage", () => {
     expect(noStorage.stderr).toContain("--storage");
     expect(badStorage.code).toBe(78);
     const [oldName, badFd, closedFd, teardownNoAmqp, teardownBadStorage] = await Promise.all([
-      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--batch-size", "100"]),
-      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "1"]),
-      run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "99"]),
-      run(["teardown"]),
-      run(["teardown", "--amqp", AMQP_URL, "--drop-storage", "mysql://db"]),
+      runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--batch-size", "100"]),
+      runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "1"]),
+      runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--ready-fd", "99"]),
+      runCli(["teardown"]),
+      runCli(["teardown", "--amqp", AMQP_URL, "--drop-storage", "mysql://db"]),
     ]);
     expect([oldName.code, badFd.code, closedFd.code, teardownNoAmqp.code]).toEqual([64, 64, 64, 64]);
     expect(closedFd.stderr).toContain("--ready-fd 99 is not an open file descriptor");
@@ -81,7 +63,7 @@ describe("x-rmq-storage", () => {
         ["--ranges", ""],
         ["--standby", "0"],
         ["--standby", "2h"],
-      ].map((flags) => run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", ...flags])),
+      ].map((flags) => runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", ...flags])),
     );
     expect(bad.map((r) => r.code)).toEqual([64, 64, 64, 64, 64]);
     expect(bad[0]?.stderr).toContain("--ranges");
@@ -130,7 +112,7 @@ describe("x-rmq-storage", () => {
   it("serve --heartbeat takes a duration in seconds or with a suffix, at most 1h; anything else exits 64", async () => {
     const [word, negative, tooLong] = await Promise.all(
       ["soon", "-1", "2h"].map((value) =>
-        run(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--heartbeat", value]),
+        runCli(["serve", "--amqp", AMQP_URL, "--storage", "sqlite::memory:", "--heartbeat", value]),
       ),
     );
     expect([word?.code, negative?.code, tooLong?.code]).toEqual([64, 64, 64]);
@@ -153,7 +135,7 @@ describe("x-rmq-storage", () => {
 
   it("stats: one JSON line per worker and dead-letter queue, with ready, unacked and consumers", async () => {
     const prefix = box.prefix();
-    const missing = await run(["stats", "--amqp", AMQP_URL, "--prefix", box.prefix(), "--json"]);
+    const missing = await runCli(["stats", "--amqp", AMQP_URL, "--prefix", box.prefix(), "--json"]);
     expect(missing.code).toBe(0);
     const none = missing.stdout
       .trim()
@@ -173,7 +155,7 @@ describe("x-rmq-storage", () => {
       storage: () => openSqliteStorage(":memory:"),
       prefix,
     });
-    const { code, stdout } = await run([
+    const { code, stdout } = await runCli([
       "stats",
       "--amqp",
       AMQP_URL,
@@ -204,12 +186,12 @@ describe("x-rmq-storage", () => {
       consumers: 0,
       active: null,
     });
-    const table = await run(["stats", "--amqp", AMQP_URL, "--prefix", prefix]);
+    const table = await runCli(["stats", "--amqp", AMQP_URL, "--prefix", prefix]);
     expect(table.stdout.split("\n")[0]).toMatch(/^queue\s+ready\s+unacked\s+consumers\s+active$/);
   }, 60_000);
 
   it("stats exits 1 when the broker cannot be reached", async () => {
-    const { code, stderr } = await run(["stats", "--amqp", "amqp://guest:guest@127.0.0.1:1"]);
+    const { code, stderr } = await runCli(["stats", "--amqp", "amqp://guest:guest@127.0.0.1:1"]);
     expect(code).toBe(1);
     expect(stderr).toContain("cannot connect");
   }, 30_000);
@@ -242,7 +224,7 @@ describe("x-rmq-storage serve: ready, then teardown", () => {
     await client.close();
     await local.close();
 
-    const refused = await run(["teardown", "--amqp", AMQP_URL, "--prefix", prefix]);
+    const refused = await runCli(["teardown", "--amqp", AMQP_URL, "--prefix", prefix]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("in use");
     expect((await brokerNames(`${prefix}.`)).queues).toHaveLength(165);
@@ -250,7 +232,7 @@ describe("x-rmq-storage serve: ready, then teardown", () => {
     server.child.kill("SIGTERM");
     const [code] = await once(server.child, "exit");
     expect(code).toBe(0);
-    const teardown = await run([
+    const teardown = await runCli([
       "teardown",
       "--amqp",
       AMQP_URL,

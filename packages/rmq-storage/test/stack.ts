@@ -89,6 +89,31 @@ export interface ServerChild {
   ready: () => Promise<void>;
 }
 
+/** `process.env` without `AMQP_URL` and `STORAGE_URL`, which the CLI reads in place of a missing flag. */
+export function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const { AMQP_URL: _amqp, STORAGE_URL: _storage, ...rest } = process.env;
+  return { ...rest, ...extra };
+}
+
+/** Runs `x-rmq-storage <args…>` (from the sources) to completion; `env` defaults to {@link cliEnv}. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = cliEnv(),
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, cliCommand(...args), { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /**
  * `x-rmq-storage serve` in a child process (from the sources, through tsx); resolves once it prints its
  * ready line on stdout, as a user would wait for it (with `waitForReady: false`, at once).
