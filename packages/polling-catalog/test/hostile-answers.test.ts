@@ -5,6 +5,12 @@ import { ErmrestCatalog, PollingErmrestCatalog } from "../src/index.js";
 import { startRawServer } from "./raw-server.js";
 import { startStubServer } from "./stub-server.js";
 
+/**
+ * Node 22's fetch (undici 6) neither decodes zstd bodies nor tells a 101 from a dropped connection; Node 24's
+ * (undici 7) and later do both.
+ */
+const undiciMajor = Number(process.versions.undici?.split(".")[0] ?? 0);
+
 const ok = (head: string, body: Buffer | string = "[]") =>
   Buffer.concat([Buffer.from(`HTTP/1.1 ${head}\r\nConnection: close\r\n\r\n`, "latin1"), Buffer.from(body)]);
 
@@ -18,8 +24,6 @@ describe("answers that break HTTP reject with ERR_X_POLLING_CATALOG_BAD_RESPONSE
     ["two different Content-Lengths", ok("200 OK\r\nContent-Length: 2\r\nContent-Length: 3")],
     ["a gzip body that is not gzip", ok("200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4", "abcd")],
     ["a br body that is not brotli", ok("200 OK\r\nContent-Encoding: br\r\nContent-Length: 8", '[{"":0}]')],
-    ["a zstd body that is not zstd", ok("200 OK\r\nContent-Encoding: zstd\r\nContent-Length: 4", "[\0]\0")],
-    ["101 without an upgrade", ok("101 Switching Protocols")],
     ["407, which fetch refuses", ok("407 Proxy Authentication Required\r\nContent-Length: 2")],
     ["a Location that is not a URL", ok("302 Found\r\nLocation: http://[bad\r\nContent-Length: 0")],
     ["a Location that is not http(s)", ok("301 Moved\r\nLocation: javascript:x\r\nContent-Length: 0")],
@@ -42,6 +46,33 @@ describe("answers that break HTTP reject with ERR_X_POLLING_CATALOG_BAD_RESPONSE
     expect((error as Error).cause).toBeInstanceOf(TypeError);
     expect(raw.requests).toHaveLength(1); // not retried: the same server would answer the same
   });
+
+  it.runIf(undiciMajor >= 7).each([
+    ["a zstd body that is not zstd", ok("200 OK\r\nContent-Encoding: zstd\r\nContent-Length: 4", "[\0]\0")],
+    ["101 without an upgrade", ok("101 Switching Protocols")],
+  ])("%s (undici 7 and later)", async (_case, answer) => {
+    await using raw = await startRawServer(() => answer);
+    const catalog = new ErmrestCatalog({ scheme: "http", server: raw.server, catalogId: 1 });
+    const error = await catalog.get("/entity/S:T").catch((e: unknown) => e);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_BAD_RESPONSE")).toBe(true);
+    expect(raw.requests).toHaveLength(1);
+  });
+
+  it.runIf(undiciMajor < 7)(
+    "with undici 6 (Node 22), a zstd body is left undecoded and a 101 is a dropped connection",
+    async () => {
+      await using zstd = await startRawServer(() =>
+        ok("200 OK\r\nContent-Encoding: zstd\r\nContent-Length: 4", "[\0]\0"),
+      );
+      const plain = new ErmrestCatalog({ scheme: "http", server: zstd.server, catalogId: 1 });
+      expect((await plain.get("/entity/S:T")).text()).toBe("[\0]\0");
+      await using upgrade = await startRawServer(() => ok("101 Switching Protocols"));
+      const catalog = new ErmrestCatalog({ scheme: "http", server: upgrade.server, catalogId: 1 });
+      const error = await catalog.get("/entity/S:T").catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TypeError); // fetch failed: other side closed, retried as any network error
+      expect(upgrade.requests.length).toBeGreaterThan(1);
+    },
+  );
 
   it("a redirect loop", async () => {
     await using raw = await startRawServer(() => ok("302 Found\r\nLocation: /again\r\nContent-Length: 0"));
