@@ -7,6 +7,8 @@ import { type CatalogResponse, ErrorCode, HTTPError, PollingErmrestCatalog, type
 import { isOutageError } from "../src/outage.js";
 import { startRawServer } from "./raw-server.js";
 
+const undiciMajor = Number(process.versions.undici?.split(".")[0] ?? 0);
+
 /** The bound of the fuzzed catalogs: small, so that large bodies are cheap to send. */
 const maxResponseBytes = 4096;
 const codes = new Set<string>(Object.values(ErrorCode));
@@ -74,7 +76,9 @@ const header = fc.oneof(
     )
     .map((v) => ["Content-Type", Buffer.from(v)] as const),
   fc
-    .constantFrom("gzip", "deflate", "br", "zstd", "identity", "x-junk")
+    // Node 22's fetch (undici 6) can stall on a body its Content-Encoding refutes, until the 63 s attempt
+    // timeout (README, Limits): encodings are fuzzed where undici 7 and later read them.
+    .constantFrom(...(undiciMajor >= 7 ? ["gzip", "deflate", "br", "zstd"] : []), "identity", "x-junk")
     .map((v) => ["Content-Encoding", Buffer.from(v)] as const),
   fc
     .constantFrom("/ermrest/catalog/1/elsewhere", "http://[bad", "", "//", "javascript:x")
