@@ -1,6 +1,6 @@
 /**
  * `@x/core/internal`: the plumbing the @x packages share (option validation, command-line helpers, a status
- * line, optional peers, worker threads). It follows semver like the rest of `@x/core`, but it is shaped for
+ * line, optional peers, worker threads, a read-only HTTP listener). It follows semver like the rest of `@x/core`, but it is shaped for
  * the toolkit's own packages, not for applications.
  */
 export {
@@ -12,6 +12,7 @@ export {
   signalExitCode,
   UsageError,
 } from "./command-line.js";
+export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
 export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
 export {
   describeValue,
@@ -21,6 +22,12 @@ export {
   parseOptions,
   type XErrorClass,
 } from "./options.js";
+export {
+  type HttpAnswer,
+  type HttpRoutes,
+  ReadOnlyHttpServer,
+  textAnswer,
+} from "./read-only-http.js";
 export { inspectAs, redactedMark, redactUrl } from "./redact.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";
