@@ -74,3 +74,37 @@ export interface WatchdogData {
 
 /** What the owner sends on {@link WatchdogData.port}: a new ladder chunk's buffer. */
 export type LadderChunkMessage = SharedArrayBuffer;
+
+/** The control block's Int32 words and Float64 fields. */
+export interface ControlBlock {
+  buffer: SharedArrayBuffer;
+  ints: Int32Array;
+  floats: Float64Array;
+}
+
+/** Views of the control block in `buffer`; a new, zeroed block without it. */
+export function controlBlock(buffer = new SharedArrayBuffer(CTL_INTS * 4 + CTL_FLOATS * 8)): ControlBlock {
+  return {
+    buffer,
+    ints: new Int32Array(buffer, 0, CTL_INTS),
+    floats: new Float64Array(buffer, CTL_INTS * 4, CTL_FLOATS),
+  };
+}
+
+/** A ladder chunk: SLOTS × INTS Int32 words, then SLOTS × FLOATS Float64 fields. */
+export interface LadderChunk {
+  buffer: LadderChunkMessage;
+  ints: Int32Array;
+  floats: Float64Array;
+}
+
+/** Views of the ladder chunk in `buffer`; a new, zeroed chunk (every slot FREE) without it. */
+export function ladderChunk(
+  buffer = new SharedArrayBuffer(SLOTS * INTS * 4 + SLOTS * FLOATS * 8),
+): LadderChunk {
+  return {
+    buffer,
+    ints: new Int32Array(buffer, 0, SLOTS * INTS),
+    floats: new Float64Array(buffer, SLOTS * INTS * 4, SLOTS * FLOATS),
+  };
+}

@@ -10,8 +10,7 @@
 import { receiveMessageOnPort, workerData } from "node:worker_threads";
 import {
   ACTIVE,
-  CTL_FLOATS,
-  CTL_INTS,
+  controlBlock,
   ENDED,
   F_ANCHOR,
   F_ELAPSED,
@@ -25,7 +24,9 @@ import {
   L_ANCHOR,
   L_FIRST,
   L_STEP,
+  type LadderChunk,
   type LadderChunkMessage,
+  ladderChunk,
   S_SENT,
   S_SIG0,
   S_STATE,
@@ -41,9 +42,8 @@ import {
 const { control, port, pid } = workerData as WatchdogData;
 const offset = Number(process.hrtime.bigint()) / 1e6 - performance.now();
 const clock = () => performance.now() + offset;
-const ctl = new Int32Array(control, 0, CTL_INTS);
-const cf = new Float64Array(control, CTL_INTS * 4, CTL_FLOATS);
-const chunks: Array<{ ints: Int32Array; floats: Float64Array }> = [];
+const { ints: ctl, floats: cf } = controlBlock(control);
+const chunks: LadderChunk[] = [];
 let nextMemory = 0;
 
 function fireSync(reason: number, elapsed: number, observed: number): void {
@@ -61,11 +61,7 @@ function fireSync(reason: number, elapsed: number, observed: number): void {
 for (;;) {
   const seen = Atomics.load(ctl, WAKE);
   for (let m = receiveMessageOnPort(port); m !== undefined; m = receiveMessageOnPort(port)) {
-    const buffer = m.message as LadderChunkMessage;
-    chunks.push({
-      ints: new Int32Array(buffer, 0, SLOTS * INTS),
-      floats: new Float64Array(buffer, SLOTS * INTS * 4, SLOTS * FLOATS),
-    });
+    chunks.push(ladderChunk(m.message as LadderChunkMessage));
   }
   let now = clock();
   let wake = now + 60000;

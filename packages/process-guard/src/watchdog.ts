@@ -1,34 +1,7 @@
 import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
 import { startWorker } from "@x/core/internal";
-import {
-  ACTIVE,
-  CTL_FLOATS,
-  CTL_INTS,
-  ENDED,
-  F_ANCHOR,
-  F_ELAPSED,
-  F_INTERVAL,
-  F_LIMIT,
-  F_OBSERVED,
-  F_TIMEOUT,
-  FLOATS,
-  FREE,
-  INTS,
-  L_ANCHOR,
-  L_FIRST,
-  L_STEP,
-  type LadderChunkMessage,
-  S_SENT,
-  S_SIG0,
-  S_STATE,
-  SLOTS,
-  SYNC_REASON,
-  SYNC_STATE,
-  SyncState,
-  WAKE,
-  type WatchdogData,
-} from "./watchdog-layout.js";
+import * as layout from "./watchdog-layout.js";
 
 /**
  * The process's one watchdog worker (watchdog-thread.ts). It sends signals to our own process when the main
@@ -37,11 +10,6 @@ import {
  * watchdog-layout.ts) and sleeps in `Atomics.wait` until the next deadline or until the main thread
  * notifies it. It is started lazily and unref'd.
  */
-
-interface Chunk {
-  ints: Int32Array;
-  floats: Float64Array;
-}
 
 /**
  * One own-process signal ladder in the watchdog: levels fall due at `anchor + first + level × step`; the
@@ -54,12 +22,12 @@ export class LadderSlot {
   readonly #i: number;
   readonly #f: number;
 
-  constructor(watchdog: Watchdog, chunk: Chunk, slot: number) {
+  constructor(watchdog: Watchdog, chunk: layout.LadderChunk, slot: number) {
     this.#watchdog = watchdog;
     this.#ints = chunk.ints;
     this.#floats = chunk.floats;
-    this.#i = slot * INTS;
-    this.#f = slot * FLOATS;
+    this.#i = slot * layout.INTS;
+    this.#f = slot * layout.FLOATS;
   }
 
   /** Whether the watchdog worker still runs. */
@@ -69,21 +37,21 @@ export class LadderSlot {
 
   /** The highest level the watchdog has acted on since the last restart (-1: none). */
   get sent(): number {
-    return Atomics.load(this.#ints, this.#i + S_SENT);
+    return Atomics.load(this.#ints, this.#i + layout.S_SENT);
   }
 
   /** Moves the anchor (NaN: not running) and resets the ladder to "nothing sent". */
   restart(anchor: number): void {
-    const before = this.#floats[this.#f + L_ANCHOR]!;
-    this.#floats[this.#f + L_ANCHOR] = anchor;
-    Atomics.store(this.#ints, this.#i + S_SENT, -1);
+    const before = this.#floats[this.#f + layout.L_ANCHOR]!;
+    this.#floats[this.#f + layout.L_ANCHOR] = anchor;
+    Atomics.store(this.#ints, this.#i + layout.S_SENT, -1);
     // a later anchor needs no wake-up: the watchdog finds it when it wakes for the earlier one
     if (!(anchor >= before)) this.#watchdog.notify();
   }
 
   /** Ends the ladder; the watchdog rechecks this just before every signal and frees the slot later. */
   release(): void {
-    Atomics.store(this.#ints, this.#i + S_STATE, ENDED);
+    Atomics.store(this.#ints, this.#i + layout.S_STATE, layout.ENDED);
   }
 }
 
@@ -99,21 +67,21 @@ export class Watchdog {
 
   readonly #ctl: Int32Array;
   readonly #cf: Float64Array;
-  readonly #chunks: Chunk[] = [];
+  readonly #chunks: layout.LadderChunk[] = [];
   readonly #port: MessagePort;
   readonly #worker: Worker;
   #cursor = 0;
   #dead = false;
 
   private constructor(logger: Logger) {
-    const control = new SharedArrayBuffer(CTL_INTS * 4 + CTL_FLOATS * 8);
-    this.#ctl = new Int32Array(control, 0, CTL_INTS);
-    this.#cf = new Float64Array(control, CTL_INTS * 4, CTL_FLOATS);
+    const control = layout.controlBlock();
+    this.#ctl = control.ints;
+    this.#cf = control.floats;
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     this.#port.unref();
     this.#worker = startWorker(import.meta.url, "watchdog-thread", {
-      workerData: { control, port: port2, pid: process.pid } satisfies WatchdogData,
+      workerData: { control: control.buffer, port: port2, pid: process.pid } satisfies layout.WatchdogData,
       transferList: [port2],
       stdout: true,
       stderr: false,
@@ -135,8 +103,8 @@ export class Watchdog {
 
   /** Wakes the worker so that it recomputes its next deadline. */
   notify(): void {
-    Atomics.add(this.#ctl, WAKE, 1);
-    Atomics.notify(this.#ctl, WAKE);
+    Atomics.add(this.#ctl, layout.WAKE, 1);
+    Atomics.notify(this.#ctl, layout.WAKE);
   }
 
   /**
@@ -148,45 +116,41 @@ export class Watchdog {
    * @param signals - signal numbers for levels 0, 1, 2 (0: none)
    */
   ladder(anchor: number, first: number, step: number, signals: [number, number, number]): LadderSlot {
-    const total = this.#chunks.length * SLOTS;
+    const total = this.#chunks.length * layout.SLOTS;
     for (let n = 0; n < total; n++) {
       const index = (this.#cursor + n) % total;
-      const chunk = this.#chunks[Math.floor(index / SLOTS)]!;
-      const slot = index % SLOTS;
-      if (Atomics.load(chunk.ints, slot * INTS + S_STATE) === FREE) {
+      const chunk = this.#chunks[Math.floor(index / layout.SLOTS)]!;
+      const slot = index % layout.SLOTS;
+      if (Atomics.load(chunk.ints, slot * layout.INTS + layout.S_STATE) === layout.FREE) {
         this.#cursor = index + 1;
         return this.#fill(chunk, slot, anchor, first, step, signals);
       }
     }
-    const buffer = new SharedArrayBuffer(SLOTS * INTS * 4 + SLOTS * FLOATS * 8);
-    const chunk = {
-      ints: new Int32Array(buffer, 0, SLOTS * INTS),
-      floats: new Float64Array(buffer, SLOTS * INTS * 4, SLOTS * FLOATS),
-    };
+    const chunk = layout.ladderChunk();
     this.#chunks.push(chunk);
-    this.#port.postMessage(buffer satisfies LadderChunkMessage);
+    this.#port.postMessage(chunk.buffer);
     this.#cursor = total + 1;
     return this.#fill(chunk, 0, anchor, first, step, signals);
   }
 
   #fill(
-    chunk: Chunk,
+    chunk: layout.LadderChunk,
     slot: number,
     anchor: number,
     first: number,
     step: number,
     signals: [number, number, number],
   ): LadderSlot {
-    const i = slot * INTS;
-    const f = slot * FLOATS;
-    chunk.floats[f + L_ANCHOR] = anchor;
-    chunk.floats[f + L_FIRST] = first;
-    chunk.floats[f + L_STEP] = step;
-    chunk.ints[i + S_SIG0] = signals[0];
-    chunk.ints[i + S_SIG0 + 1] = signals[1];
-    chunk.ints[i + S_SIG0 + 2] = signals[2];
-    Atomics.store(chunk.ints, i + S_SENT, -1);
-    Atomics.store(chunk.ints, i + S_STATE, ACTIVE);
+    const i = slot * layout.INTS;
+    const f = slot * layout.FLOATS;
+    chunk.floats[f + layout.L_ANCHOR] = anchor;
+    chunk.floats[f + layout.L_FIRST] = first;
+    chunk.floats[f + layout.L_STEP] = step;
+    chunk.ints[i + layout.S_SIG0] = signals[0];
+    chunk.ints[i + layout.S_SIG0 + 1] = signals[1];
+    chunk.ints[i + layout.S_SIG0 + 2] = signals[2];
+    Atomics.store(chunk.ints, i + layout.S_SENT, -1);
+    Atomics.store(chunk.ints, i + layout.S_STATE, layout.ACTIVE);
     this.notify();
     return new LadderSlot(this, chunk, slot);
   }
@@ -195,44 +159,45 @@ export class Watchdog {
 
   /** Writes a `runSync` call's limits; it is armed later, inside the guarded section. */
   prepareSync(anchor: number, timeoutMs: number, limitBytes: number, intervalMs: number): void {
-    this.#cf[F_ANCHOR] = anchor;
-    this.#cf[F_TIMEOUT] = timeoutMs;
-    this.#cf[F_LIMIT] = limitBytes;
-    this.#cf[F_INTERVAL] = intervalMs;
-    Atomics.store(this.#ctl, SYNC_REASON, 0);
+    this.#cf[layout.F_ANCHOR] = anchor;
+    this.#cf[layout.F_TIMEOUT] = timeoutMs;
+    this.#cf[layout.F_LIMIT] = limitBytes;
+    this.#cf[layout.F_INTERVAL] = intervalMs;
+    Atomics.store(this.#ctl, layout.SYNC_REASON, 0);
   }
 
   /** Arms the `runSync` deadline (IDLE → ARMED) and wakes the worker. */
   armSync(): void {
-    Atomics.compareExchange(this.#ctl, SYNC_STATE, SyncState.IDLE, SyncState.ARMED);
+    Atomics.compareExchange(this.#ctl, layout.SYNC_STATE, layout.SyncState.IDLE, layout.SyncState.ARMED);
     this.notify();
   }
 
   /** Disarms (ARMED → IDLE); `false` when the watchdog has already fired. */
   disarmSync(): boolean {
     return (
-      Atomics.compareExchange(this.#ctl, SYNC_STATE, SyncState.ARMED, SyncState.IDLE) === SyncState.ARMED
+      Atomics.compareExchange(this.#ctl, layout.SYNC_STATE, layout.SyncState.ARMED, layout.SyncState.IDLE) ===
+      layout.SyncState.ARMED
     );
   }
 
   /** The state word of the `runSync` slot. */
   get syncState(): number {
-    return Atomics.load(this.#ctl, SYNC_STATE);
+    return Atomics.load(this.#ctl, layout.SYNC_STATE);
   }
 
   /** What the watchdog recorded when it fired (elapsed time in ms, memory sample in bytes), and back to IDLE. */
   takeSyncFiring(): { reason: number; elapsedMs: number; observedBytes: number } {
     const fired = {
-      reason: Atomics.load(this.#ctl, SYNC_REASON),
-      elapsedMs: this.#cf[F_ELAPSED]!,
-      observedBytes: this.#cf[F_OBSERVED]!,
+      reason: Atomics.load(this.#ctl, layout.SYNC_REASON),
+      elapsedMs: this.#cf[layout.F_ELAPSED]!,
+      observedBytes: this.#cf[layout.F_OBSERVED]!,
     };
-    Atomics.store(this.#ctl, SYNC_STATE, SyncState.IDLE);
+    Atomics.store(this.#ctl, layout.SYNC_STATE, layout.SyncState.IDLE);
     return fired;
   }
 
   /** Restarts the `runSync` deadline (`progress()` inside the call). */
   progressSync(anchor: number): void {
-    this.#cf[F_ANCHOR] = anchor;
+    this.#cf[layout.F_ANCHOR] = anchor;
   }
 }
