@@ -45,8 +45,7 @@ class DeadlineQueue {
       this.#up(item.queueIndex);
     } else {
       item.dueAt = at;
-      item.queueIndex = this.#heap.length;
-      this.#heap.push(item);
+      this.#place(item, this.#heap.length);
       this.#up(item.queueIndex);
     }
     if (this.#heap[0] === item || this.#armedWith !== setTimeout) this.#arm(this.#heap[0]!.dueAt, now);
@@ -59,8 +58,7 @@ class DeadlineQueue {
     item.queueIndex = -1;
     const last = this.#heap.pop()!;
     if (last === item) return;
-    this.#heap[index] = last;
-    last.queueIndex = index;
+    this.#place(last, index);
     this.#down(index);
     this.#up(last.queueIndex);
   }
@@ -101,12 +99,10 @@ class DeadlineQueue {
       const parentIndex = (index - 1) >> 1;
       const parent = heap[parentIndex]!;
       if (parent.dueAt <= item.dueAt) break;
-      heap[index] = parent;
-      parent.queueIndex = index;
+      this.#place(parent, index);
       index = parentIndex;
     }
-    heap[index] = item;
-    item.queueIndex = index;
+    this.#place(item, index);
   }
 
   #down(index: number): void {
@@ -119,11 +115,15 @@ class DeadlineQueue {
       if (child + 1 < length && heap[child + 1]!.dueAt < heap[child]!.dueAt) child++;
       const next = heap[child]!;
       if (item.dueAt <= next.dueAt) break;
-      heap[index] = next;
-      next.queueIndex = index;
+      this.#place(next, index);
       index = child;
     }
-    heap[index] = item;
+    this.#place(item, index);
+  }
+
+  /** Puts `item` at `index` of the heap (its length: at the end) and records the place on it. */
+  #place(item: Timed, index: number): void {
+    this.#heap[index] = item;
     item.queueIndex = index;
   }
 }
