@@ -1,4 +1,5 @@
 import { XError } from "@x/core";
+import { parseHostPort } from "@x/core/internal";
 import { checkProperty, hostileString, parsesOrRejects } from "@x/test-support/fuzz";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -10,7 +11,6 @@ import {
   parseStatusArgs,
   parseWorkerArgs,
 } from "./cli-args.js";
-import { parseHostPort } from "./cli-tls.js";
 
 const isUsageError = (error: unknown) => XError.is(error, "ERR_X_USAGE");
 

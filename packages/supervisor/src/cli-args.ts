@@ -1,6 +1,12 @@
 import { type LogLevel, logLevels } from "@x/core";
-import { parseCommandLine, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
-import { parseHostPort, refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
+import {
+  parseCommandLine,
+  parseDurationMs,
+  parseListenAddress,
+  parseSizeBytes,
+  UsageError,
+} from "@x/core/internal";
+import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
 import type { TlsEndpoint } from "./tls-endpoint.js";
 
 /**
@@ -65,16 +71,6 @@ export interface ServeCommandLine {
 }
 
 /**
- * Reads `--http`: `HOST:PORT` (`[v6-address]:PORT`), or a bare `PORT` on the loopback address `127.0.0.1`.
- *
- * @throws UsageError otherwise
- */
-export function parseHttpAddress(flag: string, text: string): { host: string; port: number } {
-  if (/^[0-9]{1,5}$/.test(text)) return parseHostPort(flag, `127.0.0.1:${text}`);
-  return parseHostPort(flag, text);
-}
-
-/**
  * Reads `x-supervisor serve`'s arguments (after `serve`), without touching the system.
  *
  * @throws UsageError for anything the usage does not allow
@@ -126,7 +122,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
         : parseSocketGroup("--socket-group", values["socket-group"]),
     maxConnections: parseCount("--max-connections", values["max-connections"], 1, 1_000_000),
     tls,
-    http: values.http === undefined ? undefined : parseHttpAddress("--http", values.http),
+    http: values.http === undefined ? undefined : parseListenAddress("--http", values.http),
     logLevel: level as LogLevel | "silent",
   };
 }

@@ -1,4 +1,4 @@
-import { UsageError } from "@x/core/internal";
+import { parseHostPort, UsageError } from "@x/core/internal";
 import type { TlsEndpoint } from "./tls-endpoint.js";
 
 /** The command-line options that name a TLS certificate, key and CA, shared by `serve` and `worker`. */
@@ -12,22 +12,6 @@ export const tlsFileOptions = {
 export const tlsFileUsage = `  --tls-cert FILE         this side's certificate (PEM)
   --tls-key FILE          its private key (PEM, unencrypted)
   --tls-ca FILE           the CA certificate the other side's certificate must be signed by (PEM)`;
-
-/**
- * Reads `HOST:PORT` (`[v6-address]:PORT` for an IPv6 address).
- *
- * @param flag - the flag, for the message
- * @param value - what was given
- * @throws UsageError when it is not a host and a port from 0 to 65535
- */
-export function parseHostPort(flag: string, value: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):([0-9]{1,5})$/.exec(value);
-  const port = Number(match?.[3]);
-  if (match === null || port > 65_535) {
-    throw new UsageError(`${flag}: ${JSON.stringify(value)} is not HOST:PORT (or [IPv6]:PORT)`);
-  }
-  return { host: (match[1] ?? match[2])!, port };
-}
 
 /**
  * The TLS endpoint of a command line: `address` (`HOST:PORT`) with `--tls-cert`, `--tls-key` and `--tls-ca`,

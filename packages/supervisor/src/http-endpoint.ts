@@ -1,6 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Logger } from "@x/core";
+import { ReadOnlyHttpServer, textAnswer } from "@x/core/internal";
 import { z } from "zod";
 import type { SupervisorMetrics } from "./metrics.js";
 import { pageSecurityHeaders, renderQueuePage } from "./queue-page.js";
@@ -56,91 +55,34 @@ function pageOf(url: URL): number {
  * (one page, `LIMIT`ed lists, counts), so workers keep being served between requests. No authentication:
  * keep it on loopback, or behind a reverse proxy that authenticates.
  */
-export class HttpListener {
-  #server: Server;
-  #endpoint: z.output<typeof httpEndpointSchema>;
-
-  constructor(endpoint: z.output<typeof httpEndpointSchema>, source: HttpSource, logger: Logger) {
-    this.#endpoint = endpoint;
-    const headers = pageSecurityHeaders(endpoint.refreshMs);
-    this.#server = createServer((request, response) => {
-      this.#handle(request, response, source, headers).catch((error: unknown) => {
-        logger.error({ err: error, url: request.url }, "HTTP request failed");
-        if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain; charset=utf-8" });
-        response.end("internal error\n");
-      });
-    });
-    this.#server.keepAliveTimeout = 5_000;
-    this.#server.headersTimeout = 10_000;
-    this.#server.requestTimeout = 10_000;
-  }
-
-  /** Listens; rejects when the address cannot be bound. */
-  listen(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#server.once("error", reject);
-      this.#server.listen(this.#endpoint.port, this.#endpoint.host, () => {
-        this.#server.off("error", reject);
-        resolve();
-      });
-    });
-  }
-
-  /** The address and actual port. */
-  address(): { host: string; port: number } {
-    const { port } = this.#server.address() as AddressInfo;
-    return { host: this.#endpoint.host, port };
-  }
-
-  /** Stops listening and ends open connections; idempotent. */
-  close(): Promise<void> {
-    if (!this.#server.listening) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
-  }
-
-  async #handle(
-    request: IncomingMessage,
-    response: ServerResponse,
-    { reader, holders, metrics, closed }: HttpSource,
-    headers: Record<string, string>,
-  ): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://localhost");
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      response.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain; charset=utf-8" });
-      response.end("read-only: GET or HEAD\n");
-      return;
-    }
-    const send = (status: number, type: string, body: string, extra: Record<string, string> = {}) => {
-      response.writeHead(status, { "content-type": type, "cache-control": "no-store", ...extra });
-      response.end(request.method === "HEAD" ? undefined : body);
-    };
-    if (closed()) {
-      send(503, "text/plain; charset=utf-8", "the daemon is stopping\n");
-      return;
-    }
-    const view = () =>
-      readQueueViewWith(reader(), holders(), { page: pageOf(url), pageSize: this.#endpoint.pageSize });
-    switch (url.pathname) {
-      case "/":
-      case "/queue.html":
-        send(
-          200,
-          "text/html; charset=utf-8",
-          renderQueuePage(await view(), this.#endpoint.refreshMs),
-          headers,
-        );
-        return;
-      case "/queue.json":
-        send(200, "application/json; charset=utf-8", `${JSON.stringify(await view())}\n`);
-        return;
-      case "/metrics":
-        send(200, metrics.registry.contentType, await metrics.metrics());
-        return;
-      default:
-        send(404, "text/plain; charset=utf-8", "not found: try /, /queue.json or /metrics\n");
-    }
-  }
+export function httpListener(
+  endpoint: z.output<typeof httpEndpointSchema>,
+  { reader, holders, metrics, closed }: HttpSource,
+  logger: Logger,
+): ReadOnlyHttpServer {
+  const headers = pageSecurityHeaders(endpoint.refreshMs);
+  const view = (url: URL) =>
+    readQueueViewWith(reader(), holders(), { page: pageOf(url), pageSize: endpoint.pageSize });
+  return new ReadOnlyHttpServer(
+    endpoint,
+    async (url) => {
+      if (closed()) return textAnswer(503, "the daemon is stopping\n");
+      switch (url.pathname) {
+        case "/":
+        case "/queue.html":
+          return {
+            type: "text/html; charset=utf-8",
+            body: renderQueuePage(await view(url), endpoint.refreshMs),
+            headers,
+          };
+        case "/queue.json":
+          return { type: "application/json; charset=utf-8", body: `${JSON.stringify(await view(url))}\n` };
+        case "/metrics":
+          return { type: metrics.registry.contentType, body: await metrics.metrics() };
+        default:
+          return textAnswer(404, "not found: try /, /queue.json or /metrics\n");
+      }
+    },
+    logger,
+  );
 }

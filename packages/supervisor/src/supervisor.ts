@@ -1,12 +1,12 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "@x/core";
-import { loggerOption, parseOptions } from "@x/core/internal";
+import { loggerOption, parseOptions, type ReadOnlyHttpServer } from "@x/core/internal";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
-import { type HttpEndpoint, HttpListener, httpEndpointSchema } from "./http-endpoint.js";
+import { type HttpEndpoint, httpEndpointSchema, httpListener } from "./http-endpoint.js";
 import { createJobHoldersTable, hasJobHoldersTable } from "./job-holders.js";
 import { SupervisorMetrics } from "./metrics.js";
 import { inlineReader, QueueReader, type SqlReader } from "./queue-reader.js";
@@ -109,7 +109,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   #directory: FetcherDirectory;
   #server: WorkerServer;
   #tls: TlsListener | undefined;
-  #http: HttpListener | undefined;
+  #http: ReadOnlyHttpServer | undefined;
   #metrics: SupervisorMetrics;
   /** The read thread of the page and the metrics, started on first use. */
   #reader: QueueReader | SqlReader | undefined;
@@ -204,7 +204,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       }
       if (http !== undefined) {
         const sup = supervisor;
-        supervisor.#http = new HttpListener(
+        supervisor.#http = httpListener(
           http,
           {
             reader: () => sup.#queueReader(),

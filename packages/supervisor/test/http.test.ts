@@ -1,21 +1,14 @@
 import { request } from "node:http";
+import { parsePrometheusText, promtool, promtoolCheck, sampleValue } from "@x/test-support/prometheus";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
-import { parseHttpAddress } from "../src/cli-args.js";
+import { parseServeArgs } from "../src/cli-args.js";
 import type { QueueView } from "../src/index.js";
 import { escapeHtml, formatDuration } from "../src/queue-page.js";
 import { runCli } from "./cli-process.js";
 import { exchange, paths, RawConnection } from "./harness.js";
 import { readDb } from "./helpers.js";
-import {
-  getText,
-  parsePrometheusText,
-  promtool,
-  promtoolCheck,
-  sampleValue,
-  startWithHttp,
-  writeFetcherFile,
-} from "./http-page.js";
+import { getText, startWithHttp, writeFetcherFile } from "./http-page.js";
 
 const evil = `<script>alert("x")</script> & 'quoted'`;
 
@@ -161,11 +154,12 @@ describe("serve --http: the page and /queue.json", () => {
   });
 
   it("--http takes HOST:PORT, [IPv6]:PORT, or a bare PORT on 127.0.0.1", () => {
-    expect(parseHttpAddress("--http", "9100")).toEqual({ host: "127.0.0.1", port: 9100 });
-    expect(parseHttpAddress("--http", "0.0.0.0:9100")).toEqual({ host: "0.0.0.0", port: 9100 });
-    expect(parseHttpAddress("--http", "[::1]:9100")).toEqual({ host: "::1", port: 9100 });
-    expect(() => parseHttpAddress("--http", "99999")).toThrow(/HOST:PORT/);
-    expect(() => parseHttpAddress("--http", "host")).toThrow(/HOST:PORT/);
+    const http = (address: string) => parseServeArgs(["a.db", "fetchers", "s.sock", "--http", address]).http;
+    expect(http("9100")).toEqual({ host: "127.0.0.1", port: 9100 });
+    expect(http("0.0.0.0:9100")).toEqual({ host: "0.0.0.0", port: 9100 });
+    expect(http("[::1]:9100")).toEqual({ host: "::1", port: 9100 });
+    expect(() => http("99999")).toThrow(/--http: .*HOST:PORT/);
+    expect(() => http("host")).toThrow(/HOST:PORT/);
   });
 
   it("answers workers while a slow HTTP client holds a connection open", async () => {
