@@ -53,7 +53,22 @@ describe("the queue page's data", () => {
       lastStarted: number | null;
       held: boolean;
     }>();
-    expectTypeOf<QueueView["cycles"][number]["cycleSeconds"]>().toEqualTypeOf<number | null>();
+    expectTypeOf<QueueView["cycles"][number]["cycleMs"]>().toEqualTypeOf<number | null>();
+    expectTypeOf<QueueView["running"][number]>().toEqualTypeOf<{
+      attrPath: string;
+      holder: string | null;
+      started: number;
+      elapsedMs: number;
+    }>();
+    expectTypeOf<QueueView["finished"][number]>().toEqualTypeOf<{
+      attrPath: string;
+      exitCode: number | null;
+      started: number;
+      finished: number;
+      durationMs: number;
+    }>();
+    expectTypeOf(readQueueView).toBeCallableWith(storage.db, { now: Date.now() });
+    expectTypeOf(writeQueueHtml).toBeCallableWith("state.db", "queue.html", Date.now());
     expectTypeOf(writeQueueHtml("state.db", "queue.html")).toEqualTypeOf<number>();
   });
 });
@@ -139,7 +154,7 @@ describe("SupervisorStorage", () => {
 describe("readQueueStatus() and jitterHash()", () => {
   it("returns the status figures, with an optional reference time", () => {
     expectTypeOf(readQueueStatus("state.db")).toEqualTypeOf<QueueStatus>();
-    expectTypeOf(readQueueStatus).toBeCallableWith("state.db", 1_700_000_000);
+    expectTypeOf(readQueueStatus).toBeCallableWith("state.db", Date.now());
     expectTypeOf<QueueStatus["oldestWaiting"]>().toEqualTypeOf<{
       attrPath: string;
       fetcher: string;

@@ -14,9 +14,7 @@ Options:
 function summary(s: QueueStatus): string {
   const oldest = s.oldestWaiting
     ? `${s.oldestWaiting.attrPath} (${s.oldestWaiting.fetcher}, last started ${
-        s.oldestWaiting.lastStarted === null
-          ? "never"
-          : new Date(s.oldestWaiting.lastStarted * 1000).toISOString()
+        s.oldestWaiting.lastStarted === null ? "never" : new Date(s.oldestWaiting.lastStarted).toISOString()
       })`
     : "none";
   const lines = [
@@ -33,7 +31,7 @@ function summary(s: QueueStatus): string {
           ...s.unfinishedJobs.map((j) =>
             [
               j.attrPath,
-              new Date(j.started * 1000).toISOString(),
+              new Date(j.started).toISOString(),
               j.stale ? "stale" : "in flight",
               j.holder ?? "-",
             ].join("\t"),

@@ -38,12 +38,12 @@ export interface RejectEvent {
 /** The daemon's events and their payloads; every event is emitted after the change it reports committed. */
 export interface SupervisorEvents {
   /**
-   * A job was dispatched to a worker; `startedAt` in unix seconds. `holder` is the subject of the worker's
+   * A job was dispatched to a worker; `startedAt` in epoch ms (whole seconds, as the database stores it). `holder` is the subject of the worker's
    * client certificate when it asked over TLS (absent on the Unix socket).
    */
   job: [{ attrPath: string; payload: string; startedAt: number; holder?: string }];
   /**
-   * A `DONE` was accepted; `finishedAt` in unix seconds. `holder` is the subject of the worker's client
+   * A `DONE` was accepted; `finishedAt` in epoch ms (whole seconds, as the database stores it). `holder` is the subject of the worker's client
    * certificate when it reported over TLS (absent on the Unix socket).
    */
   done: [{ attrPath: string; exitCode: number; finishedAt: number; holder?: string }];

@@ -126,7 +126,7 @@ export class SupervisorMetrics implements DaemonObserver {
     perFetcher(
       "x_supervisor_fetcher_cycle_seconds",
       "Time one pass through a fetcher's queue takes: now minus the last start of its next entry.",
-      (c) => c.cycleSeconds,
+      (c) => (c.cycleMs === null ? null : c.cycleMs / 1000),
     );
     new Gauge({
       name: "x_supervisor_jobs_running",

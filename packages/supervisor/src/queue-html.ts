@@ -15,12 +15,12 @@ const rowsPerWrite = 1_000;
  *
  * @param db - the supervisor database (schema version 2)
  * @param out - the HTML file to write
- * @param now - the reference time, unix seconds. Default: now.
+ * @param nowMs - the reference time, epoch milliseconds. Default: `Date.now()`.
  * @returns the number of entries written
  * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's or the
  *   file system's own error otherwise (`out` is then left as it was)
  */
-export function writeQueueHtml(db: string, out: string, now = Math.floor(Date.now() / 1000)): number {
+export function writeQueueHtml(db: string, out: string, nowMs = Date.now()): number {
   const connection = openReadOnly(db);
   const temporary = `${out}.${process.pid}.tmp`;
   let fd: number | undefined;
@@ -28,13 +28,13 @@ export function writeQueueHtml(db: string, out: string, now = Math.floor(Date.no
     fd = openSync(temporary, "w", 0o644);
     const file = fd;
     const entries = connection.transaction(() => {
-      const cycles = readFetcherCycles(connection, now);
+      const cycles = readFetcherCycles(connection, nowMs);
       const waiting = cycles.reduce((sum, c) => sum + c.waiting, 0);
-      const [head, foot] = staticPageParts(now, waiting, cycles);
+      const [head, foot] = staticPageParts(nowMs, waiting, cycles);
       writeSync(file, head);
       let rows: string[] = [];
       let count = 0;
-      for (const entry of iterateQueueEntries(connection, now)) {
+      for (const entry of iterateQueueEntries(connection, nowMs)) {
         rows.push(queueRow(entry));
         count++;
         if (rows.length === rowsPerWrite) {

@@ -14,16 +14,16 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => htmlEscapes[c]!);
 }
 
-/** Unix seconds as `2026-11-24 11:30:00Z`; `-` for `null`. */
-export function formatTime(seconds: number | null): string {
-  if (seconds === null) return "-";
-  return `${new Date(seconds * 1000).toISOString().slice(0, 19).replace("T", " ")}Z`;
+/** Epoch milliseconds as `2026-11-24 11:30:00Z` (whole seconds); `-` for `null`. */
+export function formatTime(ms: number | null): string {
+  if (ms === null) return "-";
+  return `${new Date(ms).toISOString().slice(0, 19).replace("T", " ")}Z`;
 }
 
-/** Seconds as `3d 4h`, `2h 05m`, `4m 09s` or `7s`; `-` for `null`. */
-export function formatDuration(seconds: number | null): string {
-  if (seconds === null) return "-";
-  const s = Math.max(0, Math.round(seconds));
+/** Milliseconds as `3d 4h`, `2h 05m`, `4m 09s` or `7s` (whole seconds, truncated); `-` for `null`. */
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  const s = Math.max(0, Math.floor(ms / 1000));
   const [d, h, m] = [Math.floor(s / 86_400), Math.floor(s / 3_600) % 24, Math.floor(s / 60) % 60];
   const two = (n: number) => String(n).padStart(2, "0");
   if (d > 0) return `${d}d ${h}h`;
@@ -48,12 +48,15 @@ function table(id: string, headers: string[], rows: string[][], empty: string): 
   return `<table id="${id}"><thead>${head}</thead><tbody>\n${body}\n</tbody></table>`;
 }
 
+/** Epoch milliseconds as whole unix seconds: the pages' `data-now`, in the database's unit. */
+const unixSeconds = (ms: number) => Math.floor(ms / 1000);
+
 const td = (text: string | number) => `<td>${escapeHtml(String(text))}</td>`;
 const num = (text: string | number) => `<td class="n">${escapeHtml(String(text))}</td>`;
 
 /** The cycle-time table's rows. */
 function cycleRows(cycles: FetcherCycle[]): string[][] {
-  return cycles.map((c) => [td(c.fetcher), num(c.waiting), num(formatDuration(c.cycleSeconds))]);
+  return cycles.map((c) => [td(c.fetcher), num(c.waiting), num(formatDuration(c.cycleMs))]);
 }
 
 /** A row of the queue table. */
@@ -111,7 +114,7 @@ export function renderQueuePage(view: QueueView, refreshMs: number): string {
     view.page < pages ? link(view.page + 1, "next ›") : "",
     view.page < pages ? link(pages, "last »") : "",
   ].join("");
-  const body = `<main data-now="${view.now}">
+  const body = `<main data-now="${unixSeconds(view.now)}">
 <h1>x-supervisor queue</h1>
 <p id="summary">${view.waiting} waiting, ${view.running.length} running, at ${formatTime(view.now)} (<a href="queue.json?page=${view.page}">JSON</a>, <a href="metrics">metrics</a>)</p>
 <h2>Cycle time per fetcher</h2>
@@ -124,7 +127,7 @@ ${table(
     td(j.attrPath),
     td(j.holder ?? "unix socket"),
     td(formatTime(j.started)),
-    num(formatDuration(j.elapsedSeconds)),
+    num(formatDuration(j.elapsedMs)),
   ]),
   "no job is running",
 )}
@@ -136,7 +139,7 @@ ${table(
     td(j.attrPath),
     j.exitCode === 0 ? num(0) : `<td class="n bad">${escapeHtml(String(j.exitCode))}</td>`,
     td(formatTime(j.finished)),
-    num(formatDuration(j.durationSeconds)),
+    num(formatDuration(j.durationMs)),
   ]),
   "no job has finished",
 )}
@@ -164,13 +167,15 @@ ${queueTableHead}${view.entries.length === 0 ? '<tr><td colspan="6" class="muted
  * The static page of `x-supervisor queue-html`, in parts so a large queue is written as it is read: the head
  * (title, time, cycle time per fetcher, the queue table's header), then one {@link queueRow} per entry, then
  * the foot.
+ *
+ * @param nowMs - the reference time, epoch milliseconds
  */
-export function staticPageParts(now: number, waiting: number, cycles: FetcherCycle[]): [string, string] {
+export function staticPageParts(nowMs: number, waiting: number, cycles: FetcherCycle[]): [string, string] {
   const head = document("nixpkgs-update queue", "").replace(
     "</body></html>\n",
-    `<main data-now="${now}">
+    `<main data-now="${unixSeconds(nowMs)}">
 <h1>nixpkgs-update queue</h1>
-<p id="summary">${waiting} waiting, at ${formatTime(now)}</p>
+<p id="summary">${waiting} waiting, at ${formatTime(nowMs)}</p>
 <h2>Cycle time per fetcher</h2>
 ${table("cycles", ["fetcher", "waiting", "cycle time"], cycleRows(cycles), "no fetcher has waiting entries")}
 <h2>Queue in dispatch order</h2>

@@ -13,11 +13,11 @@ export interface QueueEntry {
   /** The payload of the fetcher's newest run, verbatim (from a fetcher file: escape it before showing it). */
   payload: string;
   /**
-   * Since when it waits, unix seconds: the later of its run number (when the fetcher wrote the line) and the
-   * end of the path's last job.
+   * Since when it waits, epoch milliseconds (whole seconds, as the database stores them): the later of its
+   * run number (when the fetcher wrote the line, read as unix seconds) and the end of the path's last job.
    */
   waitingSince: number;
-  /** When the path's last job started, unix seconds, or `null` if it never ran. */
+  /** When the path's last job started, epoch milliseconds (whole seconds), or `null` if it never ran. */
   lastStarted: number | null;
   /** Its path has a job in flight (started less than 12 h ago, not done): `READY` skips it until then. */
   held: boolean;
@@ -28,27 +28,31 @@ export interface RunningJob {
   attrPath: string;
   /** The TLS client certificate's subject of the worker that holds it; `null` on the Unix socket. */
   holder: string | null;
-  /** Unix seconds. */
+  /** When it was handed out, epoch milliseconds (whole seconds, as the database stores them). */
   started: number;
-  /** `now - started`, in seconds. */
-  elapsedSeconds: number;
+  /** `now - started`, in milliseconds. */
+  elapsedMs: number;
 }
 
 /** A finished job (the last one of its path). */
 export interface FinishedJob {
   attrPath: string;
   exitCode: number | null;
-  /** Unix seconds. */
+  /** When it was handed out, epoch milliseconds (whole seconds, as the database stores them). */
   started: number;
-  /** Unix seconds. */
+  /** When it was reported done, epoch milliseconds (whole seconds, as the database stores them). */
   finished: number;
-  /** `finished - started`, in seconds. */
-  durationSeconds: number;
+  /** `finished - started`, in milliseconds (a multiple of 1 000). */
+  durationMs: number;
 }
 
 /** One fetcher run. */
 export interface FetcherRunView {
   fetcher: string;
+  /**
+   * The run number from the fetcher file's name, as written there: an identifier (by convention the unix
+   * seconds the run started at), so it is not converted to milliseconds.
+   */
   runStarted: number;
   isComplete: boolean;
   /** Queue rows of the run: the distinct attr paths of the lines read so far. */
@@ -61,16 +65,16 @@ export interface FetcherCycle {
   /** Waiting entries of the fetcher. */
   waiting: number;
   /**
-   * How long one pass through the fetcher's queue takes at the current pace, in seconds: `now` minus the
-   * `last_started` of the fetcher's next entry in dispatch order (that path ran once a full pass ago).
+   * How long one pass through the fetcher's queue takes at the current pace, in milliseconds: `now` minus the
+   * `lastStarted` of the fetcher's next entry in dispatch order (that path ran once a full pass ago).
    * `null` while the fetcher's first pass is not finished (its next entry never ran).
    */
-  cycleSeconds: number | null;
+  cycleMs: number | null;
 }
 
 /** What the queue page, `/queue.json` and `queue-html` show. */
 export interface QueueView {
-  /** The reference time, unix seconds. */
+  /** The reference time, epoch milliseconds (as `Date.now()` gives it). */
   now: number;
   /** 1-based page of {@link entries}. */
   page: number;
@@ -88,7 +92,7 @@ export interface QueueView {
 
 /** Options of {@link readQueueView}. */
 export interface QueueViewOptions {
-  /** Unix seconds. Default: now. */
+  /** The reference time, epoch milliseconds. Default: `Date.now()`. */
   now?: number;
   /** 1-based page. Default 1. */
   page?: number;
@@ -106,12 +110,21 @@ const groups = `
   FROM queue GROUP BY last_started, order_jitter, attr_path, fetcher_id`;
 
 /**
+ * The columns of a {@link QueueEntry} (but `position`) from a waiting group `g` joined with its path's `log`
+ * row, times in epoch milliseconds; `held` (0 or 1) takes one parameter, {@link staleBefore}.
+ */
+const entryColumns = `g.attr_path AS attrPath, name AS fetcher, g.payload, g.last_started * 1000 AS lastStarted,
+  max(g.run, coalesce(log.finished, 0)) * 1000 AS waitingSince,
+  (log.finished IS NULL AND log.started >= ?) AS held`;
+
+/**
  * Each fetcher's waiting groups, counted through their newest row (the row of the fetcher's newest run, or a
- * row no later run of the same fetcher has the path in): one scan of `queue`, no grouping by path.
+ * row no later run of the same fetcher has the path in): one scan of `queue`, no grouping by path. Its one
+ * parameter is `now` in epoch milliseconds.
  */
 const cyclesSql = `
   SELECT name AS fetcher, count(*) AS waiting,
-    CASE WHEN count(*) = count(q.last_started) THEN ? - min(q.last_started) END AS cycleSeconds
+    CASE WHEN count(*) = count(q.last_started) THEN ? - min(q.last_started) * 1000 END AS cycleMs
   FROM queue q
   JOIN (SELECT fetcher_id, max(run_started) AS newest FROM fetcher_runs GROUP BY fetcher_id) USING (fetcher_id)
   JOIN fetchers USING (fetcher_id)
@@ -120,22 +133,30 @@ const cyclesSql = `
       AND n.fetcher_run_started > q.fetcher_run_started))
   GROUP BY q.fetcher_id ORDER BY name`;
 
-/** The statement of {@link FetcherCycle}s at `now`. */
+/**
+ * The statement of {@link FetcherCycle}s at `now`, unix seconds (the metrics' clock, as the daemon's).
+ * {@link FetcherCycle.cycleMs} is in milliseconds all the same.
+ */
 export function cyclesStatement(now: number): ReadStatement {
-  return { sql: cyclesSql, params: [now] };
+  return { sql: cyclesSql, params: [now * 1000] };
 }
 
 /**
  * Each fetcher's waiting entries and cycle time (see {@link FetcherCycle}), by name.
  *
  * @param db - a connection to a supervisor database at schema version 2
- * @param now - the reference time, unix seconds
+ * @param nowMs - the reference time, epoch milliseconds
  */
-export function readFetcherCycles(db: Database.Database, now: number): FetcherCycle[] {
-  return readNow(db, [cyclesStatement(now)])[0] as FetcherCycle[];
+export function readFetcherCycles(db: Database.Database, nowMs: number): FetcherCycle[] {
+  return readNow(db, [{ sql: cyclesSql, params: [nowMs] }])[0] as FetcherCycle[];
 }
 
-/** The running jobs' count at `now` (started less than 12 h ago, not done). */
+/** Unix seconds before which a started job is stale: 12 h before `nowMs`, on the daemon's whole-second clock. */
+function staleBefore(nowMs: number): number {
+  return Math.floor(nowMs / 1000) - inFlightSeconds;
+}
+
+/** The running jobs' count at `now`, unix seconds (started less than 12 h ago, not done). */
 export function runningCountStatement(now: number): ReadStatement {
   return {
     sql: "SELECT count(*) AS n FROM log WHERE finished IS NULL AND started >= ?",
@@ -146,7 +167,7 @@ export function runningCountStatement(now: number): ReadStatement {
 /** The options of {@link readQueueView} with their defaults. */
 function viewOptions(options: QueueViewOptions) {
   return {
-    now: options.now ?? Math.floor(Date.now() / 1000),
+    now: options.now ?? Date.now(),
     pageSize: Math.min(Math.max(Math.trunc(options.pageSize ?? 100), 1), 1_000),
     page: Math.max(Math.trunc(options.page ?? 1), 1),
     finishedLimit: options.finishedLimit ?? 20,
@@ -162,31 +183,30 @@ function viewOptions(options: QueueViewOptions) {
  * @param holders - whether the database has the TLS job holders table
  */
 function viewStatements(o: ReturnType<typeof viewOptions>, holders: boolean): ReadStatement[] {
-  const staleBefore = o.now - inFlightSeconds;
+  const stale = staleBefore(o.now);
   const holder = holders
     ? `(SELECT holder FROM ${jobHoldersTable} h WHERE h.attr_path = log.attr_path AND h.started = log.started)`
     : "NULL";
   return [
     {
-      sql: `SELECT g.attr_path AS attrPath, name AS fetcher, g.payload, g.last_started AS lastStarted,
-           max(g.run, coalesce(log.finished, 0)) AS waitingSince,
-           (log.finished IS NULL AND log.started >= ?) AS held
+      sql: `SELECT ${entryColumns}
          FROM (${groups} HAVING is_dequeued = 0
                ORDER BY last_started ASC, order_jitter, attr_path, fetcher_id LIMIT ? OFFSET ?) AS g
          JOIN fetchers USING (fetcher_id) LEFT JOIN log USING (attr_path)
          ORDER BY g.last_started ASC, g.order_jitter, g.attr_path, g.fetcher_id`,
-      params: [staleBefore, o.pageSize, (o.page - 1) * o.pageSize],
+      params: [stale, o.pageSize, (o.page - 1) * o.pageSize],
     },
-    cyclesStatement(o.now),
+    { sql: cyclesSql, params: [o.now] },
     {
-      sql: `SELECT attr_path AS attrPath, ${holder} AS holder, started, ? - started AS elapsedSeconds
-           FROM log WHERE finished IS NULL AND started >= ? ORDER BY started, attr_path LIMIT ?`,
-      params: [o.now, staleBefore, o.runningLimit],
+      sql: `SELECT attr_path AS attrPath, ${holder} AS holder, log.started * 1000 AS started,
+             ? - log.started * 1000 AS elapsedMs
+           FROM log WHERE log.finished IS NULL AND log.started >= ? ORDER BY log.started, attr_path LIMIT ?`,
+      params: [o.now, stale, o.runningLimit],
     },
     {
-      sql: `SELECT attr_path AS attrPath, exit_code AS exitCode, started, finished,
-             finished - started AS durationSeconds
-           FROM log WHERE finished IS NOT NULL ORDER BY finished DESC, attr_path LIMIT ?`,
+      sql: `SELECT attr_path AS attrPath, exit_code AS exitCode, log.started * 1000 AS started,
+             log.finished * 1000 AS finished, (log.finished - log.started) * 1000 AS durationMs
+           FROM log WHERE log.finished IS NOT NULL ORDER BY log.finished DESC, attr_path LIMIT ?`,
       params: [o.finishedLimit],
     },
     {
@@ -258,20 +278,16 @@ export async function readQueueViewWith(
  * page of the whole queue. Run it inside a read transaction for a consistent snapshot.
  *
  * @param db - a connection to a supervisor database at schema version 2
+ * @param nowMs - the reference time, epoch milliseconds (it decides which entries are held)
  */
-export function* iterateQueueEntries(
-  db: Database.Database,
-  now = Math.floor(Date.now() / 1000),
-): Generator<QueueEntry> {
+export function* iterateQueueEntries(db: Database.Database, nowMs = Date.now()): Generator<QueueEntry> {
   const rows = db
     .prepare(
-      `SELECT g.attr_path AS attrPath, name AS fetcher, g.payload, g.last_started AS lastStarted,
-         max(g.run, coalesce(log.finished, 0)) AS waitingSince,
-         (log.finished IS NULL AND log.started >= ?) AS held
+      `SELECT ${entryColumns}
        FROM (${groups} HAVING is_dequeued = 0) AS g JOIN fetchers USING (fetcher_id) LEFT JOIN log USING (attr_path)
        ORDER BY g.last_started ASC, g.order_jitter, g.attr_path, g.fetcher_id`,
     )
-    .iterate(now - inFlightSeconds) as IterableIterator<
+    .iterate(staleBefore(nowMs)) as IterableIterator<
     Omit<QueueEntry, "position" | "held"> & { held: number | null }
   >;
   let position = 0;

@@ -7,6 +7,10 @@ import { inFlightSeconds } from "./storage.js";
 /** One fetcher run in a {@link QueueStatus}. */
 export interface FetcherRunStatus {
   fetcher: string;
+  /**
+   * The run number from the fetcher file's name, as written there: an identifier (by convention the unix
+   * seconds the run started at), so it is not converted to milliseconds.
+   */
   runStarted: number;
   isComplete: boolean;
   /** Queue rows of the run. */
@@ -18,7 +22,7 @@ export interface FetcherRunStatus {
 /** A job handed out and not reported done (in flight, or stale after 12 h), in a {@link QueueStatus}. */
 export interface UnfinishedJob {
   attrPath: string;
-  /** When it was handed out, unix seconds. */
+  /** When it was handed out, epoch milliseconds (whole seconds, as the database stores them). */
   started: number;
   /** Started more than 12 h ago: presumed lost, eligible again. */
   stale: boolean;
@@ -32,7 +36,7 @@ export interface UnfinishedJob {
 /** A snapshot of a supervisor database, as `x-supervisor status --json` prints it. */
 export interface QueueStatus {
   schemaVersion: number;
-  /** The time the figures were taken at, unix seconds. */
+  /** The time the figures were taken at, epoch milliseconds (as `Date.now()` gives it). */
   now: number;
   /** Queue rows. */
   rows: number;
@@ -50,7 +54,10 @@ export interface QueueStatus {
   failed: number;
   /** Every job handed out and not reported done, oldest first, with the worker certificate that holds it. */
   unfinishedJobs: UnfinishedJob[];
-  /** The first waiting group in dispatch order. */
+  /**
+   * The first waiting group in dispatch order; `lastStarted` is when its path's last job started, epoch
+   * milliseconds (whole seconds), or `null` if it never ran.
+   */
   oldestWaiting: { attrPath: string; fetcher: string; lastStarted: number | null } | null;
   fetcherRuns: FetcherRunStatus[];
 }
@@ -88,21 +95,21 @@ export function openReadOnly(path: string): Database.Database {
  * written, and a running daemon is not disturbed (WAL readers never block the writer).
  *
  * @param path - the database file
- * @param now - the reference time, unix seconds. Default: now.
+ * @param now - the reference time, epoch milliseconds. Default: `Date.now()`.
  * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's own
  *   error when the file is missing or unreadable
  */
-export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000)): QueueStatus {
+export function readQueueStatus(path: string, now = Date.now()): QueueStatus {
   const db = openReadOnly(path);
   try {
     const schemaVersion = latestSchemaVersion;
     return db.transaction(() => {
       const count = (sql: string, ...params: unknown[]) =>
         (db.prepare(sql).get(...params) as { n: number }).n;
-      const limit = now - inFlightSeconds;
+      const limit = Math.floor(now / 1000) - inFlightSeconds;
       const oldest = db
         .prepare(
-          `SELECT w.attr_path AS attrPath, name AS fetcher, w.last_started AS lastStarted
+          `SELECT w.attr_path AS attrPath, name AS fetcher, w.last_started * 1000 AS lastStarted
            FROM (${waitingGroups}) AS w JOIN fetchers USING (fetcher_id)
            WHERE w.is_dequeued = 0
            ORDER BY w.last_started ASC, w.order_jitter, w.attr_path, w.fetcher_id LIMIT 1`,
@@ -142,15 +149,19 @@ export function readQueueStatus(path: string, now = Math.floor(Date.now() / 1000
   }
 }
 
-/** The `log` rows without `finished`, with the holder recorded for that very dispatch (same `started`). */
+/**
+ * The `log` rows without `finished`, with the holder recorded for that very dispatch (same `started`).
+ *
+ * @param staleBefore - unix seconds: a job started before it is stale
+ */
 function unfinishedJobs(db: Database.Database, staleBefore: number): UnfinishedJob[] {
   const holder = hasJobHoldersTable(db)
     ? `(SELECT holder FROM ${jobHoldersTable} h WHERE h.attr_path = log.attr_path AND h.started = log.started)`
     : "NULL";
   const rows = db
     .prepare(
-      `SELECT attr_path AS attrPath, started, started < ? AS stale, ${holder} AS holder
-       FROM log WHERE finished IS NULL ORDER BY started, attr_path`,
+      `SELECT attr_path AS attrPath, log.started * 1000 AS started, log.started < ? AS stale, ${holder} AS holder
+       FROM log WHERE finished IS NULL ORDER BY log.started, attr_path`,
     )
     .all(staleBefore) as Array<Omit<UnfinishedJob, "stale"> & { stale: number }>;
   return rows.map((row) => ({ ...row, stale: row.stale !== 0 }));

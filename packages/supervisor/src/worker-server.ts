@@ -376,13 +376,13 @@ export class WorkerServer {
       this.#context.emit("done", {
         attrPath: command.attrPath,
         exitCode: command.exitCode,
-        finishedAt: now,
+        finishedAt: now * 1000,
         ...by,
       });
     }
     if (job !== null) {
       this.#context.stats.dispatched++;
-      this.#context.emit("job", { ...job, startedAt: now, ...by });
+      this.#context.emit("job", { ...job, startedAt: now * 1000, ...by });
     }
   }
 

@@ -107,7 +107,7 @@ describe("x-supervisor status", () => {
     writeFileSync(join(p.fetchersDir, "g.2.txt.part"), "a 9\n");
     const proc = serve(p);
     await waitFor(() => proc.stderr().includes("listening"), 20_000, "the daemon");
-    const now = Math.floor(Date.now() / 1000);
+    const now = Date.now();
     const first = await exchange(p.socket, "READY\n");
     const attr = first.split(" ")[1]!;
     await exchange(p.socket, `DONE ${attr} 2\n`);
@@ -125,7 +125,9 @@ describe("x-supervisor status", () => {
         { fetcher: "g", runStarted: 2, isComplete: false, rows: 1, pending: expect.any(Number) },
       ],
     });
-    expect(status.now).toBeGreaterThanOrEqual(now);
+    expect(status.now).toBeGreaterThanOrEqual(now); // epoch milliseconds
+    expect(status.unfinishedJobs[0].started).toBeGreaterThanOrEqual(Math.floor(now / 1000) * 1000);
+    expect(status.unfinishedJobs[0].started).toBeLessThanOrEqual(status.now);
     expect(status.inFlight).toBe(1);
     expect(status.waiting).toBe(2);
     expect(status.oldestWaiting).toMatchObject({ lastStarted: null });

@@ -253,7 +253,10 @@ describe("protocol", () => {
       { attr_path: "only", exit_code: 0 },
     ]);
     expect(sup.stats()).toMatchObject({ dispatched: 1, finished: 1, connections: 1 });
-    const at = expect.any(Number);
+    // Epoch ms at whole seconds (the database's resolution), from this test's own time.
+    const at = expect.toSatisfy(
+      (ms: number) => ms % 1000 === 0 && ms > Date.now() - 60_000 && ms <= Date.now(),
+    );
     expect(events).toEqual([
       ["job", { attrPath: "only", payload: " 0 1", startedAt: at }],
       ["done", { attrPath: "only", exitCode: 0, finishedAt: at }],

@@ -58,18 +58,27 @@ describe("serve --http: the page and /queue.json", () => {
       finished: number | null;
       exit_code: number | null;
     }>;
-    expect(view.running.map((j) => j.attrPath)).toEqual(
-      log.filter((r) => r.finished === null).map((r) => r.attr_path),
+    expect(view.running).toEqual(
+      log
+        .filter((r) => r.finished === null)
+        .map((r) => ({
+          attrPath: r.attr_path,
+          holder: null,
+          started: r.started * 1000,
+          elapsedMs: view.now - r.started * 1000,
+        })),
     );
+    // Times are epoch milliseconds: what `new Date()` takes.
+    expect(Math.abs(view.now - Date.now())).toBeLessThan(60_000);
     expect(view.finished).toEqual(
       log
         .filter((r) => r.finished !== null)
         .map((r) => ({
           attrPath: r.attr_path,
           exitCode: r.exit_code,
-          started: r.started,
-          finished: r.finished,
-          durationSeconds: r.finished! - r.started,
+          started: r.started * 1000,
+          finished: r.finished! * 1000,
+          durationMs: (r.finished! - r.started) * 1000,
         })),
     );
     expect(view.finished[0]!.exitCode).toBe(3);
@@ -78,7 +87,7 @@ describe("serve --http: the page and /queue.json", () => {
       { fetcher: "beta", runStarted: 1700000100, isComplete: true, linesRead: 3 },
     ]);
     // First pass not finished for either fetcher: no cycle time yet.
-    expect(view.cycles.map((c) => [c.fetcher, c.cycleSeconds])).toEqual([
+    expect(view.cycles.map((c) => [c.fetcher, c.cycleMs])).toEqual([
       ["alpha", null],
       ["beta", null],
     ]);
@@ -93,10 +102,21 @@ describe("serve --http: the page and /queue.json", () => {
     sup.storage.db.exec("UPDATE queue SET is_dequeued = 0");
     const view = await json(`${base}/queue.json`);
     expect(view.entries.map((e) => e.attrPath)).toEqual(["a", "b"]);
-    expect(view.cycles).toEqual([{ fetcher: "solo", waiting: 2, cycleSeconds: view.now - 1000 }]);
-    expect(view.entries[0]!.waitingSince).toBe(1100);
+    expect(view.cycles).toEqual([{ fetcher: "solo", waiting: 2, cycleMs: view.now - 1_000_000 }]);
+    expect(view.entries[0]).toMatchObject({ waitingSince: 1_100_000, lastStarted: 1_000_000 });
     const page = await getText(`${base}/`);
-    expect(page).toContain(`<td class="n">${formatDuration(view.now - 1000)}</td>`);
+    expect(page).toContain(`<td class="n">${formatDuration(view.now - 1_000_000)}</td>`);
+    // The metric stays in seconds: the same figure, read at the scrape's own (later) whole second.
+    const cycle = sampleValue(
+      parsePrometheusText(await getText(`${base}/metrics`)),
+      "x_supervisor_fetcher_cycle_seconds",
+      {
+        fetcher: "solo",
+      },
+    );
+    expect(cycle).toBeGreaterThanOrEqual(Math.floor(view.now / 1000) - 1000);
+    expect(cycle).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) - 1000);
+    expect(Number.isInteger(cycle)).toBe(true);
   });
 
   it("HTML-escapes everything from fetcher files: a <script> payload is text", async () => {
