@@ -394,6 +394,39 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** What a round-trip latency figure prints besides its p99s and p50s. */
+interface LatencyFigure {
+  /** What was measured (workers, rows queued, …), printed after the figure's round-trip count. */
+  run: Record<string, unknown>;
+  baselineName: string;
+  target: string;
+  /** The largest samples to print too: the figure's, or the figure's and the baseline's (with its count). */
+  max?: "own" | "both";
+}
+
+/**
+ * Emits a round-trip latency figure: the p99 of `own` (sorted, in ms) against the p99 of `baseline` (sorted, in
+ * ms), with both p50s and the ratio of the p99s.
+ */
+function emitLatency(name: string, own: number[], baseline: number[], figure: LatencyFigure): void {
+  const both = figure.max === "both";
+  emit({
+    name,
+    value: round(percentile(own, 99)),
+    unit: "ms",
+    p50: round(percentile(own, 50)),
+    ...(figure.max ? { max: round(own.at(-1)!) } : {}),
+    roundTrips: own.length,
+    ...figure.run,
+    baseline: round(percentile(baseline, 99)),
+    baselineP50: round(percentile(baseline, 50)),
+    ...(both ? { baselineMax: round(baseline.at(-1)!), baselineRoundTrips: baseline.length } : {}),
+    baselineName: figure.baselineName,
+    ratio: round(percentile(own, 99) / percentile(baseline, 99)),
+    target: figure.target,
+  });
+}
+
 async function readyJobLatency(): Promise<void> {
   const dir = join(root, "latency");
   mkdirSync(dir);
@@ -407,20 +440,11 @@ async function readyJobLatency(): Promise<void> {
   const latencies = (await roundTrips(daemon.socket, total)).sort((a, b) => a - b);
   await stop(daemon.child);
   const floor = (await rawServerRoundTrips(total)).sort((a, b) => a - b);
-  emit({
-    name: "ready_job_p99_ms",
-    value: round(percentile(latencies, 99)),
-    unit: "ms",
-    p50: round(percentile(latencies, 50)),
-    max: round(latencies.at(-1)!),
-    roundTrips: latencies.length,
-    workers: 16,
-    queued,
-    baseline: round(percentile(floor, 99)),
-    baselineP50: round(percentile(floor, 50)),
+  emitLatency("ready_job_p99_ms", latencies, floor, {
+    run: { workers: 16, queued },
     baselineName: "p99 of a raw net server answering a fixed JOB, same 16 clients",
-    ratio: round(percentile(latencies, 99) / percentile(floor, 99)),
     target: "<= 5",
+    max: "own",
   });
 }
 
@@ -487,22 +511,11 @@ async function tlsAgainstUnix(): Promise<void> {
   }
   t.sort((a, b) => a - b);
   u.sort((a, b) => a - b);
-  emit({
-    name: "tls_ready_job_p99_ms",
-    value: round(percentile(t, 99)),
-    unit: "ms",
-    p50: round(percentile(t, 50)),
-    max: round(t.at(-1)!),
-    roundTrips: t.length,
-    workers,
-    queued,
-    baseline: round(percentile(u, 99)),
-    baselineP50: round(percentile(u, 50)),
-    baselineMax: round(u.at(-1)!),
-    baselineRoundTrips: u.length,
+  emitLatency("tls_ready_job_p99_ms", t, u, {
+    run: { workers, queued },
     baselineName: "p99 of 64 Unix-socket workers, same daemon, taking turns with the TLS workers",
-    ratio: round(percentile(t, 99) / percentile(u, 99)),
     target: "ratio <= 2",
+    max: "both",
   });
   const [mixedTls, mixedUnix] = await Promise.all([
     roundTripsFromProcesses(tls, perTurn * 2, workers, processes / 2),
@@ -510,17 +523,9 @@ async function tlsAgainstUnix(): Promise<void> {
   ]);
   mixedTls.sort((a, b) => a - b);
   mixedUnix.sort((a, b) => a - b);
-  emit({
-    name: "tls_ready_job_p99_ms_mixed",
-    value: round(percentile(mixedTls, 99)),
-    unit: "ms",
-    p50: round(percentile(mixedTls, 50)),
-    roundTrips: mixedTls.length,
-    workers,
-    baseline: round(percentile(mixedUnix, 99)),
-    baselineP50: round(percentile(mixedUnix, 50)),
+  emitLatency("tls_ready_job_p99_ms_mixed", mixedTls, mixedUnix, {
+    run: { workers },
     baselineName: "p99 of 64 Unix-socket workers running at the same time as the 64 TLS workers",
-    ratio: round(percentile(mixedTls, 99) / percentile(mixedUnix, 99)),
     target: "ratio <= 2",
   });
   const rss = async () => {
@@ -639,7 +644,6 @@ async function queuePage(): Promise<void> {
     socket.destroy();
     return samples.sort((a, b) => a - b);
   };
-  const p99 = (xs: number[]) => xs[Math.floor(xs.length * 0.99)]!;
   const alone = await worker(1_000);
   let reading = true;
   let pages = 0;
@@ -652,16 +656,8 @@ async function queuePage(): Promise<void> {
   const withPage = await worker(1_000);
   reading = false;
   await reader;
-  emit({
-    name: "done_job_p99_ms_while_page_read",
-    value: round(p99(withPage), 2),
-    unit: "ms",
-    p50: round(median(withPage), 2),
-    roundTrips: withPage.length,
-    pagesServed: pages,
-    entries: 100_000,
-    baseline: round(p99(alone), 2),
-    baselineP50: round(median(alone), 2),
+  emitLatency("done_job_p99_ms_while_page_read", withPage, alone, {
+    run: { pagesServed: pages, entries: 100_000 },
     baselineName: "the same worker's DONE→JOB p99 just before, no page requests",
     target: "reported",
   });
