@@ -1,3 +1,5 @@
+import { MAX_DURATION_MS } from "@x/core/internal";
+
 /**
  * One pending wait that ends at a deadline or as soon as {@link Alarm.ring} is called, whichever comes
  * first. A ring with nobody waiting is dropped: callers check their state before each wait, and JavaScript
@@ -23,7 +25,7 @@ export class Alarm {
         this.#ring = undefined;
         resolve();
       };
-      const timer = setTimeout(done, Math.max(0, Math.min(ms, 2_147_483_647)));
+      const timer = setTimeout(done, Math.max(0, Math.min(ms, MAX_DURATION_MS)));
       this.#ring = done;
     });
   }

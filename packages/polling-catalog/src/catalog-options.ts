@@ -38,6 +38,14 @@ export interface ErmrestCatalogOptions {
    * body larger than this is not cached. Default `67_108_864` (64 MiB).
    */
   maxCacheBytes?: number;
+  /**
+   * The longest wait for the next piece of a response body, in milliseconds (finite, > 0). A body that brings
+   * nothing for this long is given up and its connection closed: a stalled connection rejects with a
+   * `TimeoutError` (a network error: retried, an outage for `blockingPoll`), and a body that fetch never ends
+   * although the server sent it whole (Node 22's fetch with a body its `Content-Encoding` refutes) rejects with
+   * `ERR_X_POLLING_CATALOG_BAD_RESPONSE`. Default `30_000`.
+   */
+  bodyIdleTimeoutMs?: number;
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
@@ -51,6 +59,10 @@ const bytes = z
   .int({ error: "an integer number of bytes ≥ 0" })
   .min(0, { error: "an integer number of bytes ≥ 0" })
   .max(Number.MAX_SAFE_INTEGER, { error: "an integer number of bytes ≥ 0" });
+
+const positiveMs = z
+  .number({ error: "a finite number of milliseconds > 0" })
+  .refine((value) => Number.isFinite(value) && value > 0, { error: "a finite number of milliseconds > 0" });
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
 
@@ -72,6 +84,7 @@ const catalogOptionsSchema = z
     caching: z.boolean({ error: "a boolean" }).default(true),
     maxResponseBytes: bytes.default(defaultMaxBytes),
     maxCacheBytes: bytes.default(defaultMaxBytes),
+    bodyIdleTimeoutMs: positiveMs.default(30_000),
     logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

@@ -74,6 +74,8 @@ export interface CatalogDescription {
   maxResponseBytes: number;
   /** The `maxCacheBytes` option. */
   maxCacheBytes: number;
+  /** The `bodyIdleTimeoutMs` option. */
+  bodyIdleTimeoutMs: number;
   /** Which credentials are set, each as `"***"`. */
   credentials: { cookie?: string; bearerToken?: string };
 }
@@ -156,8 +158,8 @@ export class ErmrestCatalog<
   toJSON(): CatalogDescription {
     const credentials: CatalogDescription["credentials"] = {};
     for (const name of this.#credentialNames) credentials[name] = redactedMark;
-    const { caching, maxResponseBytes, maxCacheBytes } = this.options;
-    return { url: this.url, caching, maxResponseBytes, maxCacheBytes, credentials };
+    const { caching, maxResponseBytes, maxCacheBytes, bodyIdleTimeoutMs } = this.options;
+    return { url: this.url, caching, maxResponseBytes, maxCacheBytes, bodyIdleTimeoutMs, credentials };
   }
 
   /** `<ClassName> <url>`, for template literals and `String()`. */
@@ -323,7 +325,11 @@ export class ErmrestCatalog<
     let body: BoundedBody;
     try {
       response = await this.#fetch(url, { ...init, signal: attemptSignal });
-      body = await readBoundedBody(response, this.options.maxResponseBytes, what, () => stop.abort());
+      const limits = {
+        maxBytes: this.options.maxResponseBytes,
+        idleTimeoutMs: this.options.bodyIdleTimeoutMs,
+      };
+      body = await readBoundedBody(response, limits, what, () => stop.abort());
     } catch (error) {
       throw brokenHttpError(error, what);
     }

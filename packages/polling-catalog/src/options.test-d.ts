@@ -34,6 +34,7 @@ describe("catalog options", () => {
       caching?: boolean;
       maxResponseBytes?: number;
       maxCacheBytes?: number;
+      bodyIdleTimeoutMs?: number;
       logger?: Logger;
       fetch?: FetchFunction;
     }>();
@@ -149,6 +150,7 @@ describe("what a catalog prints", () => {
       caching: boolean;
       maxResponseBytes: number;
       maxCacheBytes: number;
+      bodyIdleTimeoutMs: number;
       credentials: { cookie?: string; bearerToken?: string };
     }>();
     expectTypeOf(catalog.toJSON()).toEqualTypeOf<

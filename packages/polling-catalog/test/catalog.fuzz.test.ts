@@ -7,10 +7,13 @@ import { type CatalogResponse, ErrorCode, HTTPError, PollingErmrestCatalog, type
 import { isOutageError } from "../src/outage.js";
 import { startRawServer } from "./raw-server.js";
 
-const undiciMajor = Number(process.versions.undici?.split(".")[0] ?? 0);
-
 /** The bound of the fuzzed catalogs: small, so that large bodies are cheap to send. */
 const maxResponseBytes = 4096;
+/**
+ * Their idle timeout: short, because Node 22's fetch never ends a body its Content-Encoding refutes, and such
+ * a call waits for it to reject.
+ */
+const bodyIdleTimeoutMs = 500;
 const codes = new Set<string>(Object.values(ErrorCode));
 
 /**
@@ -76,9 +79,7 @@ const header = fc.oneof(
     )
     .map((v) => ["Content-Type", Buffer.from(v)] as const),
   fc
-    // Node 22's fetch (undici 6) can stall on a body its Content-Encoding refutes, until the 63 s attempt
-    // timeout (README, Limits): encodings are fuzzed where undici 7 and later read them.
-    .constantFrom(...(undiciMajor >= 7 ? ["gzip", "deflate", "br", "zstd"] : []), "identity", "x-junk")
+    .constantFrom("gzip", "deflate", "br", "zstd", "identity", "x-junk")
     .map((v) => ["Content-Encoding", Buffer.from(v)] as const),
   fc
     .constantFrom("/ermrest/catalog/1/elsewhere", "http://[bad", "", "//", "javascript:x")
@@ -161,7 +162,13 @@ function serialise(spec: AnswerSpec): Buffer {
 }
 
 function catalogOf(server: string): PollingErmrestCatalog {
-  return new PollingErmrestCatalog({ scheme: "http", server, catalogId: 1, maxResponseBytes });
+  return new PollingErmrestCatalog({
+    scheme: "http",
+    server,
+    catalogId: 1,
+    maxResponseBytes,
+    bodyIdleTimeoutMs,
+  });
 }
 
 /** The transform of the fuzzed claims: it must only ever see JSON objects. */

@@ -34,6 +34,7 @@ describe("no credential is printed", () => {
       caching: true,
       maxResponseBytes: 64 * 1024 * 1024,
       maxCacheBytes: 64 * 1024 * 1024,
+      bodyIdleTimeoutMs: 30_000,
       credentials: { cookie: "***", bearerToken: "***" },
     });
     expect(inspect(catalog)).toContain("ErmrestCatalog {");
