@@ -208,6 +208,16 @@ esac
     return path;
   }
 
+  /**
+   * The pid the job wrote into slow.pid. The shell creates the file before it writes the pid: wait for the
+   * whole line, not for the file (an empty read is pid 0, which names our own process group).
+   */
+  function jobPid(p: DaemonPaths, what: string): Promise<number> {
+    const file = join(p.root, "slow.pid");
+    const written = () => (existsSync(file) ? readFileSync(file, "utf8") : "");
+    return waitFor(() => (written().endsWith("\n") ? Number(written()) : undefined), 20_000, what);
+  }
+
   it("runs the command per job with the attr path and payload fields, reports exit codes, 124 on timeout", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "ok  1.0 1.1 \nfail 2 3\nslow 0 1\n");
@@ -261,8 +271,7 @@ esac
     const daemon = serve(p);
     await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
     const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
-    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the slow job");
-    const pid = Number(readFileSync(join(p.root, "slow.pid"), "utf8"));
+    const pid = await jobPid(p, "the slow job");
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
     await waitFor(() => isGone(pid), 10_000, "the command to be stopped");
@@ -334,8 +343,7 @@ esac
     const daemon = serve(p);
     await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
     const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
-    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the stubborn job");
-    const pid = Number(readFileSync(join(p.root, "slow.pid"), "utf8"));
+    const pid = await jobPid(p, "the stubborn job");
     worker.child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(() => process.kill(pid, 0)).not.toThrow();
