@@ -4,7 +4,6 @@
  */
 import { ExitCode, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
-import { forwardSignals } from "./forward-signals.js";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
@@ -160,22 +159,15 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
     gracePeriodMs: line.gracePeriodMs,
     sendKill: line.sendKill,
     progressOnOutput: line.progressOnOutput,
+    // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
+    // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
+    forwardSignals: true,
     onInterrupt: ({ limit, level, action, error }) => {
       const what = limit === "time" ? "time limit reached" : "memory limit exceeded";
       stderr.write(`x-guard: ${what} (level ${level}): ${action} [${error.message}]\n`);
     },
   });
-  // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
-  // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
-  const removeHandlers = forwardSignals(command);
-  let result: Awaited<typeof command>;
-  try {
-    result = await command;
-  } finally {
-    pipesBack?.();
-    removeHandlers();
-  }
-  const { exitCode, spawnError } = result;
+  const { exitCode, spawnError } = await command.finally(() => pipesBack?.());
   if (spawnError !== undefined) {
     const why = exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
     stderr.write(`x-guard: ${file}: ${why}\n`);

@@ -33,8 +33,12 @@ export type SignalForwarding = (() => void) & Disposable;
 const shutdownSignals: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
 
 const expected = `an array of ${forwardedSignals.join(", ")}`;
-const schema = z.strictObject({
-  signals: z.array(z.enum(forwardedSignals, { error: expected }), { error: expected }).optional(),
+const signalList = z.array(z.enum(forwardedSignals, { error: expected }), { error: expected });
+const schema = z.strictObject({ signals: signalList.optional() });
+
+/** The schema of `runGuardedCommand()`'s `forwardSignals` option: `true`, `false` or a list of signals. */
+export const forwardSignalsOption = z.union([z.boolean(), signalList], {
+  error: `true, false or ${expected}`,
 });
 
 const commandSchema = z.custom<GuardedCommand>(
@@ -55,7 +59,9 @@ const commandSchema = z.custom<GuardedCommand>(
  * The command's limits still apply afterwards: a command that survives a forwarded signal still gets the
  * ladder when its time or memory limit is reached, and its exit status still says how it ended (128 + n when
  * it died of the forwarded signal n). While the listeners are installed, these signals do not end this
- * process.
+ * process. One that arrives after the spawn but before this call still has its usual effect (SIGHUP ends this
+ * process, and the reaper then kills the command): `runGuardedCommand()`'s `forwardSignals` option listens
+ * before the spawn, and is what x-guard uses. This function is for a decision taken later.
  *
  * @param command - what `runGuardedCommand()` returned
  * @param options - `signals`: which ones (default: all of {@link forwardedSignals}); a program that handles
@@ -67,7 +73,7 @@ const commandSchema = z.custom<GuardedCommand>(
  * @example
  * ```ts
  * const command = runGuardedCommand("make", ["-j4"], { timeoutMs: 3_600_000 });
- * forwardSignals(command); // stops by itself when make has ended
+ * if (process.stdin.isTTY) forwardSignals(command); // stops by itself when make has ended
  * const { exitCode } = await command;
  * ```
  */
@@ -76,25 +82,35 @@ export function forwardSignals(
   options: ForwardSignalsOptions = {},
 ): SignalForwarding {
   parse(z.object({ command: commandSchema }), { command });
-  const signals = new Set(parse(schema, options).signals ?? forwardedSignals);
-  const shutdown = shutdownSignals.filter((signal) => signals.has(signal as ForwardedSignal));
+  const remove = listenAndForward(parse(schema, options).signals ?? forwardedSignals, (signal) =>
+    command.kill(signal),
+  );
+  command.then(remove, remove);
+  return Object.assign(remove, { [Symbol.dispose]: remove });
+}
+
+/**
+ * Installs the listeners of {@link forwardSignals} for `signals`, each passing its signal (or SIGKILL, when a
+ * shutdown signal forces) to `kill`.
+ *
+ * @returns the function that removes them; idempotent
+ */
+export function listenAndForward(
+  signals: readonly ForwardedSignal[],
+  kill: (signal: NodeJS.Signals) => void,
+): () => void {
+  const shutdown = shutdownSignals.filter((signal) => signals.includes(signal as ForwardedSignal));
   const removeShutdown =
     shutdown.length === 0
       ? () => {}
-      : onShutdownSignals((signal) => command.kill(signal), {
-          signals: shutdown,
-          force: () => command.kill("SIGKILL"),
-        });
-  const others = [...signals].filter((signal) => !shutdownSignals.includes(signal));
-  const forward = (signal: NodeJS.Signals) => command.kill(signal);
-  for (const signal of others) process.on(signal, forward);
+      : onShutdownSignals(kill, { signals: shutdown, force: () => kill("SIGKILL") });
+  const others = [...new Set(signals)].filter((signal) => !shutdownSignals.includes(signal));
+  for (const signal of others) process.on(signal, kill);
   let removed = false;
-  const remove = () => {
+  return () => {
     if (removed) return;
     removed = true;
     removeShutdown();
-    for (const signal of others) process.off(signal, forward);
+    for (const signal of others) process.off(signal, kill);
   };
-  command.then(remove, remove);
-  return Object.assign(remove, { [Symbol.dispose]: remove });
 }

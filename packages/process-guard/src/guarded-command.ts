@@ -2,6 +2,12 @@ import { type ChildProcess, type StdioOptions, spawn } from "node:child_process"
 import type { Logger } from "@x/core";
 import { loggerOption, signalExitCode } from "@x/core/internal";
 import { z } from "zod";
+import {
+  type ForwardedSignal,
+  forwardedSignals,
+  forwardSignalsOption,
+  listenAndForward,
+} from "./forward-signals.js";
 import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
 import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
@@ -79,6 +85,14 @@ export interface GuardedCommandOptions {
   checkIntervalMs?: number;
   /** A pino-shaped logger: each escalation step (warn) and each stop (info). Default: silent. */
   logger?: Logger;
+  /**
+   * Forward the signals this process receives to the command's process group while it runs, by the rules of
+   * `forwardSignals()`: `true` for all of `forwardedSignals`, or a list of them (a program with its own SIGINT
+   * and SIGTERM handling lists the other five). The listeners are installed before the spawn, so a signal that
+   * arrives as the command starts reaches it instead of ending this process, and removed once the command has
+   * ended. Default `false`.
+   */
+  forwardSignals?: boolean | readonly ForwardedSignal[];
 }
 
 /** How a guarded command ended. */
@@ -131,6 +145,7 @@ const schema = z.strictObject({
   onInterrupt: fn<NonNullable<GuardedCommandOptions["onInterrupt"]>>().optional(),
   checkIntervalMs: interval.optional(),
   logger: loggerOption,
+  forwardSignals: forwardSignalsOption.optional(),
 });
 
 const argsSchema = z.strictObject({
@@ -146,8 +161,8 @@ const argsSchema = z.strictObject({
  * grace period, then SIGTERM again (SIGKILL with `sendKill`). A group that received a signal is swept with
  * SIGKILL once the command exits, so its background jobs do not outlive it. A reaper process (option `reaper`)
  * kills the group if this process dies, even of SIGKILL, while the command runs. The handle's promise never
- * rejects for the command (a command that cannot start resolves with 126 or 127). Pass the handle to
- * `forwardSignals()` to forward the signals this process receives.
+ * rejects for the command (a command that cannot start resolves with 126 or 127). Option `forwardSignals`
+ * forwards the signals this process receives to the command's group while it runs.
  *
  * @param command - the program, found through `PATH`
  * @param args - its arguments, passed untouched
@@ -180,8 +195,11 @@ export function runGuardedCommand(
     state.signalled = true;
     return killGroup(child.pid, signal);
   };
-  const promise = o.signal?.aborted ? Promise.reject(o.signal.reason) : run(command, args, o, state);
-  return Object.assign(promise, { kill });
+  if (o.signal?.aborted) return Object.assign(Promise.reject(o.signal.reason), { kill });
+  const signals = o.forwardSignals === true ? forwardedSignals : o.forwardSignals || [];
+  // before the spawn: a signal that arrives as the command starts is the command's, not fatal to us
+  const stopForwarding = listenAndForward(signals, (signal) => kill(signal));
+  return Object.assign(run(command, args, o, state).finally(stopForwarding), { kill });
 }
 
 type Parsed = z.output<typeof schema>;

@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { describe, expectTypeOf, it } from "vitest";
 import {
   type CommonGuardOptions,
+  type ForwardedSignal,
   type ForwardSignalsOptions,
   type GuardedCommandOptions,
   InterruptType,
@@ -56,6 +57,10 @@ describe("option names and units", () => {
       | "onInterrupt"
       | "checkIntervalMs"
       | "logger"
+      | "forwardSignals"
+    >();
+    expectTypeOf<GuardedCommandOptions["forwardSignals"]>().toEqualTypeOf<
+      boolean | readonly ForwardedSignal[] | undefined
     >();
     expectTypeOf<keyof ForwardSignalsOptions>().toEqualTypeOf<"signals">();
     expectTypeOf<keyof RunOptions>().toEqualTypeOf<"signal">();

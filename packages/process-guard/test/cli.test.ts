@@ -371,6 +371,16 @@ describe("x-guard: signals", () => {
     },
   );
 
+  it("forwards a signal sent the moment the command starts: it listens before the spawn", async () => {
+    // The command's first act signals x-guard ($PPID): a closed terminal can do the same to a just-started
+    // job. x-guard must forward it (the command's trap exits 3), not die of it (its reaper's SIGKILL: 137).
+    const command = 'trap "exit 3" HUP; kill -HUP $PPID; while :; do sleep 0.05; done';
+    for (let i = 0; i < 3; i++) {
+      const result = await run(["--timeout", "20", "--", "sh", "-c", command]);
+      expect(result.code).toBe(3);
+    }
+  });
+
   it("leaves a command's background jobs alone when nobody signalled it: its reaper got done before x-guard exited", async () => {
     const result = await run(["--timeout", "30", "--", "sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!"]);
     expect(result.code).toBe(0);

@@ -48,6 +48,30 @@ describe("forwardSignals", () => {
     await command;
   });
 
+  it("as runGuardedCommand's forwardSignals option, listens from before the spawn until the command has ended", async () => {
+    const before = listeners();
+    const all = runGuardedCommand("sh", ["-c", "sleep 0.2"], { stdio: "ignore", forwardSignals: true });
+    expect(listeners()).toEqual(before.map((count) => count + 1));
+    await all;
+    expect(listeners()).toEqual(before);
+    const some = runGuardedCommand("sh", ["-c", "sleep 0.2"], {
+      stdio: "ignore",
+      forwardSignals: ["SIGHUP", "SIGTERM"],
+    });
+    expect(listeners()).toEqual(
+      forwardedSignals.map((signal, i) => before[i]! + (signal === "SIGHUP" || signal === "SIGTERM" ? 1 : 0)),
+    );
+    await some;
+    const none = runGuardedCommand("no-such-command-x", [], { stdio: "ignore", forwardSignals: false });
+    expect(listeners()).toEqual(before);
+    expect((await none).exitCode).toBe(127);
+    for (const forward of [["SIGKILL"], "SIGHUP", 1]) {
+      expect(() => runGuardedCommand("true", [], { forwardSignals: forward as never })).toThrow(
+        /forwardSignals.*true, false or an array of SIGHUP, SIGINT/,
+      );
+    }
+  });
+
   it("rejects a signal it does not forward, or something that is not a GuardedCommand", async () => {
     const command = runGuardedCommand("true", [], { stdio: "ignore" });
     for (const signals of [["SIGKILL"], ["SIGPIPE"], "SIGHUP"]) {

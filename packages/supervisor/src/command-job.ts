@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { forwardSignals, runGuardedCommand } from "@x/process-guard";
+import { runGuardedCommand } from "@x/process-guard";
 import type { Job } from "./storage.js";
 
 /** How {@link runCommandJob} runs a job's command. */
@@ -53,8 +53,8 @@ export async function runCommandJob(
     signal,
     logger: options.logger,
     onSpawn: options.onSpawn,
+    forwardSignals: ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"],
   });
-  forwardSignals(command, { signals: ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] });
   const { exitCode, limit, spawnError } = await command;
   if (spawnError !== undefined) {
     options.logger?.error({ err: spawnError, command: options.command }, "cannot run the job's command");

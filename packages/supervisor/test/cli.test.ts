@@ -199,6 +199,7 @@ case "$2" in
   stubborn) trap '' TERM INT; echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
   trapper) for s in HUP QUIT USR1 USR2; do trap "echo $s >> '${p.root}/signals'" $s; done
            trap "echo ALRM >> '${p.root}/signals'; exit 7" ALRM
+           kill -HUP $PPID # as a closed terminal would, while the job starts: the worker must forward it
            echo $$ > "${p.root}/slow.pid"; while :; do sleep 0.05; done ;;
   fail) exit 3 ;;
 esac
@@ -284,7 +285,7 @@ esac
     expect(badSize.stderr()).toContain('--max-memory: "5T" is not a size');
   });
 
-  it("forwards HUP, QUIT, USR1, USR2 and ALRM to the running job's group and reports how the job ended", async () => {
+  it("forwards HUP, QUIT, USR1, USR2 and ALRM to the running job's group, from its start, and reports how it ended", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "trapper 0 1\n");
     const daemon = serve(p);
@@ -293,17 +294,18 @@ esac
     onTestFinished(() => {
       if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
     });
-    await waitFor(() => existsSync(join(p.root, "slow.pid")), 20_000, "the job");
+    await jobPid(p, "the job");
     const received = () =>
       existsSync(join(p.root, "signals"))
         ? readFileSync(join(p.root, "signals"), "utf8").split("\n").filter(Boolean)
         : [];
+    await waitFor(() => received().length === 1, 10_000, "the job to get the SIGHUP it sent the worker");
     const sent = ["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] as const;
     for (const [i, signal] of sent.entries()) {
       worker.child.kill(signal);
-      await waitFor(() => received().length === i + 1, 10_000, `the job to get ${signal}`);
+      await waitFor(() => received().length === i + 2, 10_000, `the job to get ${signal}`);
     }
-    expect(received()).toEqual(["HUP", "QUIT", "USR1", "USR2", "ALRM"]);
+    expect(received()).toEqual(["HUP", "HUP", "QUIT", "USR1", "USR2", "ALRM"]);
     const exitCode = () =>
       readDb(
         p.db,
