@@ -8,6 +8,10 @@
  *     [--items-per-message N] [--max-items-per-write N] [--prefetch N] [--concurrency N]
  *     [--figures rss,throughput,relations,latency]
  *
+ * `--figures metrics` (not in the default set) measures `serve --metrics`: the same calls through RabbitMQ on
+ * SQLite without and with it, in turns (twice each, the faster run of each counts), while a scraper reads
+ * `/metrics` every 250 ms (60 times a busy Prometheus' usual 15 s), and how long a scrape takes.
+ *
  * Without `--items-per-message`, `--max-items-per-write` or `--prefetch` the client and the server run with
  * their defaults (what a user gets); every throughput line prints the values in effect.
  *
@@ -24,10 +28,12 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { existsSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { AMQP_URL, PG_URL, requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
+import { waitFor } from "@x/test-support/wait-for";
 import pg from "pg";
 import { DEFAULT_ITEMS_PER_MESSAGE, DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "../src/defaults.js";
 import {
@@ -38,7 +44,7 @@ import {
   RmqStorageClient,
 } from "../src/index.js";
 import { deleteTopology } from "../test/broker.js";
-import { sandbox, spawnServer } from "../test/stack.js";
+import { type ServerChild, sandbox, spawnServer } from "../test/stack.js";
 
 const { values } = parseArgs({
   options: {
@@ -49,7 +55,7 @@ const { values } = parseArgs({
     "max-items-per-write": { type: "string" }, // default: the server's default
     prefetch: { type: "string" }, // default: the server's default
     concurrency: { type: "string", default: "4" },
-    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale
+    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale, metrics
   },
 });
 const items = Number(values.items);
@@ -103,6 +109,34 @@ function rssSampler() {
   return () => {
     clearInterval(timer);
     return { peak: mb(Math.max(peak, process.memoryUsage.rss())), before: mb(before) };
+  };
+}
+
+/**
+ * Reads a `serve --metrics` child's `/metrics` every `intervalMs`, one scrape at a time, pushing each
+ * scrape's duration in ms to `ms`; the returned function stops it after the scrape in progress.
+ */
+function scrapeEvery(server: ServerChild, intervalMs: number, ms: number[]): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    await waitFor(
+      () => /serving metrics host=\S+ port=\d+/.test(server.stderr()),
+      30_000,
+      "the metrics port",
+    );
+    const [, host, port] = /serving metrics host=(\S+) port=(\d+)/.exec(server.stderr()) as RegExpExecArray;
+    while (!stopped) {
+      const started = performance.now();
+      const response = await fetch(`http://${host}:${port}/metrics`);
+      if (!response.ok || !(await response.text()).includes("x_rmq_storage_queue_active"))
+        throw new Error(`a scrape failed: HTTP ${response.status}`);
+      ms.push(performance.now() - started);
+      await sleep(intervalMs);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
   };
 }
 
@@ -191,13 +225,19 @@ const postgres: Backend = {
 
 const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
+/** The `seconds` and `itemsPerSecond` fields of a throughput line. */
+const throughput = (items: number, seconds: number) => ({
+  seconds: +seconds.toFixed(2),
+  itemsPerSecond: Math.round(items / seconds),
+});
+
 /**
  * Runs `body` with a client on a fresh topology served by `x-rmq-storage serve` processes, one per entry
  * of `groups` (each entry: that process's extra flags, such as `--ranges 0-7`).
  */
 async function throughBroker<T>(
   spec: string,
-  body: (client: RmqStorageClient, local: ProvenanceStorage) => Promise<T>,
+  body: (client: RmqStorageClient, local: ProvenanceStorage, servers: ServerChild[]) => Promise<T>,
   groups: string[][] = [[]],
 ) {
   const prefix = box.prefix();
@@ -227,7 +267,7 @@ async function throughBroker<T>(
     ...clientOptions,
   });
   try {
-    return await body(client, local);
+    return await body(client, local, servers);
   } finally {
     await client.close();
     await local.close();
@@ -281,8 +321,7 @@ try {
           backend: "sqlite",
           items,
           nodeOptions,
-          seconds: +(run.seconds as number).toFixed(2),
-          itemsPerSecond: Math.round(items / (run.seconds as number)),
+          ...throughput(items, run.seconds as number),
           peakRssMB: run.peakRssMB,
           rssBeforeCallMB: run.beforeCallRssMB,
           clientOverheadMB: (run.peakRssMB as number) - (run.beforeCallRssMB as number),
@@ -312,8 +351,7 @@ try {
       backend: backend.name,
       items,
       callSize,
-      seconds: +directSeconds.toFixed(2),
-      itemsPerSecond: Math.round(directRate),
+      ...throughput(items, directSeconds),
       ratio: 1,
       concurrency,
     });
@@ -328,8 +366,7 @@ try {
         items,
         storageCalls: lanes.reduce((sum, lane) => sum + lane.length, 0),
         lanes: lanes.length,
-        seconds: +shapedSeconds.toFixed(2),
-        itemsPerSecond: Math.round(items / shapedSeconds),
+        ...throughput(items, shapedSeconds),
         baseline: "contentAdd direct",
         ratio: +(items / shapedSeconds / directRate).toFixed(3),
         ...options,
@@ -348,8 +385,7 @@ try {
       backend: backend.name,
       items,
       callSize,
-      seconds: +seconds.toFixed(2),
-      itemsPerSecond: Math.round(items / seconds),
+      ...throughput(items, seconds),
       baseline: "contentAdd direct",
       ratio: +(items / seconds / directRate).toFixed(3),
       target: 0.7,
@@ -371,8 +407,7 @@ try {
       backend: "postgres",
       items,
       callSize,
-      seconds: +directSeconds.toFixed(2),
-      itemsPerSecond: Math.round(items / directSeconds),
+      ...throughput(items, directSeconds),
       ratio: 1,
       concurrency,
     });
@@ -398,8 +433,7 @@ try {
         backend: "postgres",
         items,
         callSize,
-        seconds: +seconds.toFixed(2),
-        itemsPerSecond: Math.round(items / seconds),
+        ...throughput(items, seconds),
         baseline: "contentAdd direct",
         ratio: +(directSeconds / seconds).toFixed(3),
         servers: groups.length,
@@ -432,6 +466,52 @@ try {
       medianMs: at(0.5),
       p90Ms: at(0.9),
       p99Ms: at(0.99),
+    });
+  }
+
+  if (figures.includes("metrics")) {
+    const calls = randomCalls(items, callSize);
+    const seconds: Record<"without" | "with", number[]> = { without: [], with: [] };
+    const scrapeMs: number[] = [];
+    for (const turn of ["without", "with", "without", "with"] as const) {
+      const target = await sqlite.fresh();
+      await target.storage.close();
+      const flags = turn === "with" ? ["--metrics", "0"] : [];
+      seconds[turn].push(
+        await throughBroker(
+          target.spec,
+          async (client, _local, [server]) => {
+            const stop = turn === "with" ? scrapeEvery(server as ServerChild, 250, scrapeMs) : async () => {};
+            try {
+              return await timed(calls, client, concurrency);
+            } finally {
+              await stop();
+            }
+          },
+          [flags],
+        ),
+      );
+    }
+    const [without, withMetrics] = [Math.min(...seconds.without), Math.min(...seconds.with)];
+    const sorted = scrapeMs.sort((a, b) => a - b);
+    const at = (q: number) => +(sorted[Math.floor(q * (sorted.length - 1))] as number).toFixed(1);
+    print({
+      name: "contentAdd through RabbitMQ with serve --metrics, scraped every 250 ms",
+      backend: "sqlite",
+      items,
+      callSize,
+      ...throughput(items, withMetrics),
+      baseline: "the same without --metrics",
+      baselineSeconds: +without.toFixed(2),
+      ratio: +(without / withMetrics).toFixed(3),
+      runs: {
+        without: seconds.without.map((s) => +s.toFixed(2)),
+        with: seconds.with.map((s) => +s.toFixed(2)),
+      },
+      scrapes: sorted.length,
+      scrapeP50Ms: at(0.5),
+      scrapeP99Ms: at(0.99),
+      ...options,
     });
   }
 

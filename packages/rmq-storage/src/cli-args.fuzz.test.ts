@@ -5,8 +5,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseServeArgs, parseStatsArgs, parseTeardownArgs } from "./cli-args.js";
 import { ErrorCode } from "./errors.js";
+import { managementBase } from "./management.js";
 import { checkSecretOptions } from "./secrets.js";
-import { managementBase } from "./stats.js";
 
 const flags = [
   "--amqp",
@@ -21,6 +21,7 @@ const flags = [
   "--prefix",
   "--heartbeat",
   "--ready-fd",
+  "--metrics",
   "--log-level",
   "--json-logs",
   "--management",

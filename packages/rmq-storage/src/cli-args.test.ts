@@ -79,3 +79,21 @@ describe("readUrl", () => {
     ).toContain("cannot be read (ENOENT)");
   });
 });
+
+describe("serve --metrics", () => {
+  it("takes [HOST:]PORT, on the loopback address by default, with an optional --management", () => {
+    const metrics = (...flags: string[]) => (parseServeArgs(flags, env) as { metrics: unknown }).metrics;
+    expect(metrics()).toBeUndefined();
+    expect(metrics("--metrics", "9464")).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(metrics("--metrics", "[::1]:0", "--management", "http://m:15672/")).toEqual({
+      host: "::1",
+      port: 0,
+      management: "http://m:15672/",
+    });
+  });
+
+  it("refuses a bad address, and --management without --metrics", () => {
+    expect(() => parseServeArgs(["--metrics", "host"], env)).toThrow(/--metrics: "host" is not HOST:PORT/);
+    expect(() => parseServeArgs(["--management", "http://m/"], env)).toThrow(UsageError);
+  });
+});

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { type LogLevel, logLevels } from "@x/core";
-import { parseCommandLine, parseDurationMs, UsageError } from "@x/core/internal";
+import { parseCommandLine, parseDurationMs, parseListenAddress, UsageError } from "@x/core/internal";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { parseRanges } from "./ranges.js";
 
@@ -106,6 +106,8 @@ export interface ServeCommandLine {
   prefix: string | undefined;
   heartbeatMs: number | undefined;
   readyFd: string | undefined;
+  /** `--metrics` and `--management`: where to serve `/metrics`, and the management API it reads. */
+  metrics: { host: string; port: number; management?: string } | undefined;
   logLevel: LogLevel;
   jsonLogs: boolean;
 }
@@ -132,6 +134,8 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       prefix: { type: "string" },
       heartbeat: { type: "string" },
       "ready-fd": { type: "string" },
+      metrics: { type: "string" },
+      management: { type: "string" },
       "log-level": { type: "string" },
       "json-logs": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -157,6 +161,8 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     throw new UsageError(
       `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
     );
+  if (values.management !== undefined && values.metrics === undefined)
+    throw new UsageError("--management is read by --metrics: give both, or neither");
   return {
     help: false,
     amqp,
@@ -169,6 +175,13 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     prefix: values.prefix,
     heartbeatMs: heartbeat(values.heartbeat),
     readyFd: values["ready-fd"],
+    metrics:
+      values.metrics === undefined
+        ? undefined
+        : {
+            ...parseListenAddress("--metrics", values.metrics),
+            ...(values.management === undefined ? {} : { management: values.management }),
+          },
     logLevel: level as LogLevel,
     jsonLogs: values["json-logs"] === true,
   };

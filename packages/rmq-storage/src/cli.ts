@@ -57,6 +57,11 @@ Options:
   --heartbeat T       AMQP heartbeat interval in seconds, or with an s, m, h or d suffix
                       (default 10; rounded up to whole seconds; 0 disables heartbeats)
   --ready-fd N        write the ready line to file descriptor N (then close it) instead of stdout
+  --metrics [HOST:]PORT
+                      serve Prometheus metrics at http://HOST:PORT/metrics (HOST defaults
+                      to 127.0.0.1; no authentication: keep it on loopback or behind a proxy)
+  --management URL    the management API the metrics read to tell active from standby
+                      queues (default as for stats; none for amqp:// to another host)
   --log-level LEVEL   debug, info, warn, error or silent (default info)
   --json-logs         log JSON lines instead of plain text
   -h, --help          show this help`,
@@ -122,6 +127,7 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
     ...defined("standbyWaitMs", line.standbyWaitMs),
     ...defined("prefix", line.prefix),
     ...defined("heartbeatMs", line.heartbeatMs),
+    ...defined("metrics", line.metrics),
   };
   stopExitingOnBrokenPipe();
   ignoreBrokenPipe();

@@ -11,7 +11,12 @@ export {
   type PostgresStorage,
   type PostgresStorageOptions,
 } from "./postgres-storage.js";
-export { RmqStorageServer, type RmqStorageServerOptions, type ServerEvents } from "./server.js";
+export {
+  type MetricsEndpoint,
+  RmqStorageServer,
+  type RmqStorageServerOptions,
+  type ServerEvents,
+} from "./server.js";
 export {
   openSqliteStorage,
   SQLITE_SCHEMA_VERSION,

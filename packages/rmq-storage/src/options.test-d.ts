@@ -35,6 +35,7 @@ describe("option names and units", () => {
       | "prefix"
       | "ranges"
       | "standbyWaitMs"
+      | "metrics"
       | "logger"
     >();
     expectTypeOf<keyof RmqStorageClientOptions>().toEqualTypeOf<

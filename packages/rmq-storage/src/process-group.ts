@@ -7,10 +7,18 @@ import { openStorage } from "./storage-spec.js";
 
 /** A message between a server and its child processes. */
 export type ChildMessage =
-  | { type: "ready" }
+  | { type: "ready"; name: string }
   | { type: "failed"; code: string; message: string }
   | { type: "event"; event: string; payload: unknown }
   | { type: "log"; level: keyof Logger; fields: object; msg: string };
+
+/** A running group of server processes. */
+export interface ProcessGroup {
+  /** The children's broker connection names, in the order of their ranges. */
+  names: string[];
+  /** Stops every child gracefully and waits for them to exit. */
+  stop(): Promise<void>;
+}
 
 /** Options a child receives: the parent's, minus what cannot cross a process boundary. */
 export interface ChildOptions {
@@ -54,7 +62,7 @@ function childEntry(): { path: string; execArgv: string[] } {
 export async function startProcessGroup(
   options: ChildOptions & { processes: number; logger: Logger },
   emit: (event: string, payload: unknown) => void,
-): Promise<{ stop(): Promise<void> }> {
+): Promise<ProcessGroup> {
   const { processes, logger, ...rest } = options;
   // Create the tables (and, for SQLite, switch the file to WAL) once, here: N children doing it at the
   // same moment made SQLite answer "database is locked" to some of them.
@@ -66,11 +74,12 @@ export async function startProcessGroup(
     for (const child of children) if (child.connected) child.send({ type: "stop" });
     await Promise.all(exited.values());
   };
+  let names: string[];
   try {
-    await Promise.all(
+    names = await Promise.all(
       contiguousGroups(rest.ranges, processes).map(
         (ranges) =>
-          new Promise<void>((resolve, reject) => {
+          new Promise<string>((resolve, reject) => {
             const child = fork(entry.path, [], {
               execArgv: entry.execArgv,
               serialization: "advanced",
@@ -79,7 +88,7 @@ export async function startProcessGroup(
             children.push(child);
             exited.set(child, new Promise((done) => child.once("exit", () => done())));
             child.on("message", (message: ChildMessage) => {
-              if (message.type === "ready") resolve();
+              if (message.type === "ready") resolve(message.name);
               else if (message.type === "failed") reject(new RmqStorageError(message.code, message.message));
               else if (message.type === "event") emit(message.event, message.payload);
               else logger[message.level](message.fields, message.msg);
@@ -98,5 +107,5 @@ export async function startProcessGroup(
     await stop();
     throw error;
   }
-  return { stop };
+  return { names, stop };
 }

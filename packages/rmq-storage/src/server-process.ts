@@ -30,7 +30,7 @@ process.on("message", async (message: { type: "start"; options: ChildOptions } |
     server = await RmqStorageServer.start({ ...message.options, logger });
     for (const event of ["batch", "storage-error", "dead-letter", "reconnect"] as const)
       server.on(event, (payload: unknown) => send({ type: "event", event, payload }));
-    send({ type: "ready" });
+    send({ type: "ready", name: server.connectionNames()[0] as string });
   } catch (error) {
     const code = (error as { code?: string }).code ?? "ERR_X_RMQ_STORAGE_BACKEND";
     send({ type: "failed", code, message: (error as Error).message });

@@ -2,14 +2,15 @@ import { EventEmitter } from "node:events";
 import { hostname } from "node:os";
 import { type InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
-import { inspectAs, parseOptions, redactUrl } from "@x/core/internal";
+import { inspectAs, parseOptions, ReadOnlyHttpServer, redactUrl, textAnswer } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareTopology, reconnectBackoff, type Topology, topology } from "./amqp.js";
 import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
+import { type ManagementApi, managementApi, managementBase } from "./management.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
-import { startProcessGroup } from "./process-group.js";
+import { type ProcessGroup, startProcessGroup } from "./process-group.js";
 import { QueueWorker, type ServerEvents } from "./queue-worker.js";
 import { formatRanges, parseRanges } from "./ranges.js";
 import { ranges as allRanges, type QueueSpec, workerQueues } from "./routing.js";
@@ -72,8 +73,28 @@ export interface RmqStorageServerOptions {
    * (default): register at once. For the two-host layout of the README's "Deployment".
    */
   standbyWaitMs?: number;
+  /**
+   * Serves Prometheus metrics at `http://host:port/metrics` (see the README's "Metrics"), from the parent
+   * process when `processes > 1`. Default: none.
+   */
+  metrics?: MetricsEndpoint;
   /** Where the server logs. Default: silent. */
   logger?: Logger;
+}
+
+/** Where {@link RmqStorageServer} serves its metrics (`metrics` in its options). */
+export interface MetricsEndpoint {
+  /** Host name or IP address to listen on. Default `127.0.0.1` (loopback only): there is no authentication. */
+  host?: string;
+  /** TCP port; `0` picks a free one, see {@link RmqStorageServer.metricsAddress}. */
+  port: number;
+  /**
+   * The broker's management API, for `x_rmq_storage_queue_active` (which consumer the broker delivers to),
+   * with the AMQP credentials unless it names its own. Default as for `queueStats`: `https://<host>:15671`
+   * for `amqps://`, `http://<host>:15672` for `amqp://` to a loopback host; for `amqp://` to any other host,
+   * none (the gauge is left out, rather than send the password in clear), unless given.
+   */
+  management?: string;
 }
 
 const rangesError =
@@ -103,6 +124,13 @@ const optionsSchema = z
       )
       .default([...allRanges]),
     standbyWaitMs: intIn("number of milliseconds", 0, 3_600_000).default(0),
+    metrics: z
+      .strictObject({
+        host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
+        port: intIn("TCP port", 0, 65_535),
+        management: z.string({ error: "an http:// or https:// URL" }).optional(),
+      })
+      .optional(),
   })
   .refine((options) => options.processes === 1 || typeof options.storage === "string", {
     path: ["processes"],
@@ -137,7 +165,8 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   #connection: ChannelModel | undefined;
   #channel: Channel | undefined;
   #consumers: string[] = [];
-  #group: { stop(): Promise<void> } | undefined;
+  #group: ProcessGroup | undefined;
+  #metrics: ReadOnlyHttpServer | undefined;
   #stopped: Promise<void> | undefined;
 
   /** `RmqStorageServer { url, storage, prefix, ranges, processes }`, the URLs' passwords shown as `***`. */
@@ -179,15 +208,79 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     checkSecretOptions(options);
     const parsed = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, RmqStorageError);
     const server = new RmqStorageServer(parsed);
-    if (parsed.processes > 1) {
-      server.#group = await startProcessGroup(
-        { ...parsed, storage: parsed.storage as string },
-        (event, payload) => (server.emit as (e: string, p: unknown) => boolean)(event, payload),
-      );
-      return server;
+    if (parsed.metrics !== undefined) server.#metrics = await server.#serveMetrics(parsed.metrics);
+    try {
+      if (parsed.processes > 1) {
+        const { metrics: _parentOnly, ...forChildren } = parsed;
+        server.#group = await startProcessGroup(
+          { ...forChildren, storage: parsed.storage as string },
+          (event, payload) => (server.emit as (e: string, p: unknown) => boolean)(event, payload),
+        );
+      } else await server.#start();
+    } catch (error) {
+      await server.#metrics?.close();
+      throw error;
     }
-    await server.#start();
     return server;
+  }
+
+  /** The queues this server serves, by their full names. */
+  #servedQueues(): Map<string, QueueSpec> {
+    return new Map(
+      workerQueues
+        .filter((spec) => this.#options.ranges.includes(spec.range))
+        .map((spec) => [this.#top.queue(spec), spec]),
+    );
+  }
+
+  /**
+   * Starts the metrics listener, before the workers so that it counts every batch.
+   *
+   * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` when the address cannot be bound, or for a bad `management`
+   */
+  async #serveMetrics(endpoint: NonNullable<Parsed["metrics"]>): Promise<ReadOnlyHttpServer> {
+    const { url, logger } = this.#options;
+    const management = metricsManagement(url, endpoint.management, logger);
+    const { RmqStorageMetrics } = await import("./metrics.js");
+    const metrics = new RmqStorageMetrics({
+      queues: this.#servedQueues(),
+      events: this,
+      management,
+      names: () => this.connectionNames(),
+      logger,
+    });
+    const listener = new ReadOnlyHttpServer(
+      endpoint,
+      async (request) =>
+        request.pathname === "/metrics"
+          ? { type: metrics.registry.contentType, body: await metrics.metrics() }
+          : textAnswer(404, "not found: try /metrics\n"),
+      logger,
+    );
+    try {
+      await listener.listen();
+    } catch (error) {
+      throw new RmqStorageError(
+        ErrorCode.INVALID_OPTION,
+        `invalid option metrics: cannot listen on ${endpoint.host}:${endpoint.port} (${(error as Error).message})`,
+        { cause: error },
+      );
+    }
+    logger.info(listener.address(), "serving metrics");
+    return listener;
+  }
+
+  /** The address of the metrics listener and its actual port (useful with `port: 0`); `undefined` without `metrics`. */
+  metricsAddress(): { host: string; port: number } | undefined {
+    return this.#metrics?.address();
+  }
+
+  /**
+   * The names of the server's broker connections, one per process (`x-rmq-storage <host> pid <pid> ranges
+   * <ranges>[ standby]`), as `x-rmq-storage stats` shows the active consumer of each queue.
+   */
+  connectionNames(): string[] {
+    return this.#group?.names ?? [this.#name];
   }
 
   async #start(): Promise<void> {
@@ -197,11 +290,11 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     } catch (error) {
       throw XError.is(error) ? error : backendError("the storage factory failed", error);
     }
-    const queues = workerQueues.filter((spec) => this.#options.ranges.includes(spec.range));
-    for (const spec of queues)
+    const queues = this.#servedQueues();
+    for (const [queue, spec] of queues)
       this.#workers.set(
         spec.name,
-        new QueueWorker(spec, this.#top.queue(spec), {
+        new QueueWorker(spec, queue, {
           storage: this.#storage,
           maxItemsPerWrite: this.#options.maxItemsPerWrite,
           logger,
@@ -219,7 +312,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     logger.info(
       {
         url: redactUrl(this.#options.url),
-        queues: queues.length,
+        queues: queues.size,
         ranges: formatRanges(this.#options.ranges),
         standby: this.#options.standbyWaitMs > 0,
       },
@@ -351,7 +444,14 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   }
 
   async #stop(): Promise<void> {
-    if (this.#group) return this.#group.stop();
+    try {
+      await (this.#group ? this.#group.stop() : this.#stopHere());
+    } finally {
+      await this.#metrics?.close();
+    }
+  }
+
+  async #stopHere(): Promise<void> {
     this.#reconnecting.abort();
     const channel = this.#channel;
     if (channel) await Promise.all(this.#consumers.map((tag) => channel.cancel(tag).catch(() => {})));
@@ -366,5 +466,27 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   /** Same as {@link stop}. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.stop();
+  }
+}
+
+/**
+ * The management API the metrics read, or `undefined` (with a warning) for an `amqp://` broker on another host
+ * without an explicit `management`, whose default address would carry the password in clear.
+ *
+ * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for an explicit `management` that is not an http(s) URL
+ */
+function metricsManagement(
+  url: string,
+  management: string | undefined,
+  logger: Logger,
+): ManagementApi | undefined {
+  try {
+    return managementApi(url, managementBase(url, management));
+  } catch (error) {
+    if (management !== undefined) throw error;
+    logger.warn(
+      "metrics: x_rmq_storage_queue_active is left out: give the management API's URL (metrics.management, --management) for an amqp:// broker on another host",
+    );
+    return undefined;
   }
 }

@@ -1,6 +1,5 @@
-import { redactUrl } from "@x/core/internal";
 import { checkEach, connectBroker, topology, topologyNames } from "./amqp.js";
-import { ErrorCode, RmqStorageError } from "./errors.js";
+import { type ManagementApi, managementApi, managementBase } from "./management.js";
 import { checkSecretOptions } from "./secrets.js";
 
 /** One queue's figures; `null` where the figure is unknown (no such queue, or no management API). */
@@ -59,7 +58,7 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
         const ok = await channel.checkQueue(name);
         return { ready: ok.messageCount, consumers: ok.consumerCount };
       }),
-      managementFigures(options.url, base),
+      managementFigures(managementApi(options.url, base)),
     ]);
     return names.map((queue) => ({
       queue,
@@ -75,84 +74,20 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
 
 /** What the management API adds: unacknowledged messages and the active consumer's connection, per queue. */
 async function managementFigures(
-  url: string,
-  base: URL,
+  api: ManagementApi,
 ): Promise<{ unacked: Map<string, number>; active: Map<string, string> } | null> {
-  const amqpUrl = new URL(url);
-  const user = decodeURIComponent(base.username || amqpUrl.username || "guest");
-  const password = decodeURIComponent(base.password || amqpUrl.password || "guest");
-  base.username = "";
-  base.password = "";
-  const vhost = encodeURIComponent(decodeURIComponent(amqpUrl.pathname.slice(1)) || "/");
-  const get = async <T>(path: string): Promise<T> => {
-    const response = await fetch(new URL(path, base), {
-      headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` },
-      signal: AbortSignal.timeout(3_000),
-    });
-    if (!response.ok) throw new Error(`management API: HTTP ${response.status}`);
-    return (await response.json()) as T;
-  };
   try {
-    const [queues, consumers, connections] = await Promise.all([
-      get<Array<{ name: string; messages_unacknowledged?: number }>>(
-        `api/queues/${vhost}?columns=name,messages_unacknowledged`,
-      ),
-      get<
-        Array<{
-          queue?: { name?: string };
-          active?: boolean;
-          consumer_tag?: string;
-          channel_details?: { connection_name?: string };
-        }>
-      >(`api/consumers/${vhost}`),
-      // A consumer's channel_details.connection_name is the broker's name for the connection (its peer
-      // addresses); the name the client chose (connection_name in its client properties) is the connection's
-      // user_provided_name.
-      get<Array<{ name: string; user_provided_name?: string }>>(
-        `api/vhosts/${vhost}/connections?columns=name,user_provided_name`,
-      ),
+    const [unacked, consumers, chosen] = await Promise.all([
+      api.unacked(),
+      api.consumers(),
+      api.connectionNames(),
     ]);
-    const chosen = new Map(connections.map((c) => [c.name, c.user_provided_name]));
     const active = new Map<string, string>();
     for (const consumer of consumers)
-      if (consumer.active !== false && consumer.queue?.name !== undefined)
-        active.set(
-          consumer.queue.name,
-          chosen.get(consumer.channel_details?.connection_name ?? "") || consumer.consumer_tag || "(unnamed)",
-        );
-    return { unacked: new Map(queues.map((q) => [q.name, q.messages_unacknowledged ?? 0])), active };
+      if (consumer.active)
+        active.set(consumer.queue, chosen.get(consumer.connection) || consumer.tag || "(unnamed)");
+    return { unacked, active };
   } catch {
     return null;
   }
-}
-
-/** Whether `host` (a URL's `hostname`) is this machine: `localhost`, `127.0.0.0/8` or `::1`. */
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
-/**
- * Where {@link queueStats} asks the management API: `management` when given; else `https://<host>:15671/` for
- * `amqps://`, `http://<host>:15672/` for `amqp://` to a loopback host.
- *
- * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for an `amqp://` URL to any other host without `management`, or
- *   a `management` that is not an `http://` or `https://` URL (shown with its password as `***`)
- */
-export function managementBase(url: string, management: string | undefined): URL {
-  if (management !== undefined) {
-    if (!/^https?:\/\/./.test(management) || !URL.canParse(management))
-      throw new RmqStorageError(
-        ErrorCode.INVALID_OPTION,
-        `invalid option management: ${JSON.stringify(redactUrl(management))} (expected an http:// or https:// URL)`,
-      );
-    return new URL(management);
-  }
-  const amqpUrl = new URL(url);
-  if (amqpUrl.protocol === "amqps:") return new URL(`https://${amqpUrl.host.replace(/:\d+$/, "")}:15671/`);
-  if (!isLoopback(amqpUrl.hostname))
-    throw new RmqStorageError(
-      ErrorCode.INVALID_OPTION,
-      `invalid option management: undefined (expected an explicit management URL: ${redactUrl(url)} is amqp:// to a host that is not a loopback address, and the default http://${amqpUrl.hostname}:15672 would carry the AMQP credentials in clear)`,
-    );
-  return new URL(`http://${amqpUrl.host.replace(/:\d+$/, "")}:15672/`);
 }
