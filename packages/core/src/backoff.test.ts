@@ -29,6 +29,17 @@ describe("backoffDelay", () => {
     }
   });
 
+  it("keeps the spread at the cap, below it, rather than piling retries onto the cap", () => {
+    const capped = (r: number) =>
+      backoffDelay(10, { initialMs: 1_000, maxMs: 1_000, jitter: 0.5, random: () => r });
+    expect(capped(0)).toBe(500);
+    expect(capped(0.5)).toBe(750);
+    expect(capped(0.99)).toBeCloseTo(995);
+    const draws = Array.from({ length: 1_000 }, () => backoffDelay(10, { maxMs: 1_000, jitter: 0.5 }));
+    expect(draws.filter((delay) => delay === 1_000)).toEqual([]);
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(500);
+  });
+
   it("uses the documented defaults: 100 ms, ×2, 5 s cap", () => {
     expect(backoffDelay(0, { jitter: 0 })).toBe(100);
     expect(backoffDelay(3, { jitter: 0 })).toBe(800);

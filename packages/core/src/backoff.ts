@@ -17,8 +17,9 @@ export interface BackoffOptions {
 
 /**
  * The delay before retry number `attempt` (0 for the first retry): `initialMs × factor^attempt`, capped at
- * `maxMs`, then spread by ±`jitter` and clamped to [0, `maxMs`], or, with `jitter: "full"`, drawn from
- * [0, that delay).
+ * `maxMs`, then drawn uniformly from ±`jitter` around that, cut at `maxMs`; or, with `jitter: "full"`,
+ * drawn from [0, that delay). At the cap the draw is from [`maxMs × (1 − jitter)`, `maxMs`], so clients that
+ * keep failing together stay spread out instead of half of them retrying at exactly `maxMs`.
  *
  * @param attempt - how many retries were already made, an integer ≥ 0
  * @param options - see {@link BackoffOptions}
@@ -28,8 +29,9 @@ export function backoffDelay(attempt: number, options: BackoffOptions = {}): num
   const { initialMs = 100, factor = 2, maxMs = 5_000, jitter = 0.2, random = Math.random } = options;
   const base = Math.min(maxMs, initialMs * factor ** Math.max(0, attempt));
   if (jitter === "full") return random() * Math.max(0, base);
-  const spread = base * jitter * (2 * random() - 1);
-  return Math.min(maxMs, Math.max(0, base + spread));
+  const low = Math.max(0, base * (1 - jitter));
+  const high = Math.min(maxMs, base * (1 + jitter));
+  return low + random() * (high - low);
 }
 
 /**

@@ -21,7 +21,8 @@ export type AmqpEvent =
       error: Error;
       /**
        * Milliseconds until the next bind attempt: about 5 s, 25 s, 125 s after successive failures (each drawn
-       * ±50 % around that), never more than `maxBindDelayMs` (default 5 minutes).
+       * ±50 % around that), never more than `maxBindDelayMs` (default 5 minutes); at that cap, drawn from
+       * its lower half.
        */
       retryInMs: number;
     };
