@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { runModule } from "../test/run-module.js";
-import { ExitCode, parseCommandLine, signalExitCode, UsageError } from "./command-line.js";
+import {
+  ExitCode,
+  parseCommandLine,
+  STOP_REQUEST_WINDOW_MS,
+  signalExitCode,
+  UsageError,
+} from "./command-line.js";
 import { XError } from "./x-error.js";
 
 describe("parseCommandLine", () => {
@@ -39,20 +45,21 @@ describe("exit codes", () => {
 
 describe("onShutdownSignals", () => {
   const moduleUrl = new URL("./command-line.ts", import.meta.url).pathname;
+  /** Sends `signals[0]`, then the rest `gapMs` later, back to back; prints "still running" 1.5 s after. */
   const signalScript = (signals: string[], gapMs: number) => `
       const { onShutdownSignals } = await import(${JSON.stringify(moduleUrl)});
       const keepAlive = setInterval(() => {}, 1000);
-      onShutdownSignals((signal) => { console.log("stop " + signal); }, { otherSignalGraceMs: 300 });
+      onShutdownSignals((signal) => { console.log("stop " + signal); }, { windowMs: 300 });
       console.log("ready");
-      const signals = ${JSON.stringify(signals)};
-      process.kill(process.pid, signals[0]);
-      setTimeout(() => process.kill(process.pid, signals[1]), ${gapMs});
+      const [first, ...rest] = ${JSON.stringify(signals)};
+      process.kill(process.pid, first);
+      setTimeout(() => { for (const signal of rest) process.kill(process.pid, signal); }, ${gapMs});
       setTimeout(() => { console.log("still running"); process.exit(0); }, ${gapMs} + 1500);`;
 
-  it("stops gracefully on the first signal and forces on the same signal again", async () => {
-    const { code, stdout } = await runModule(signalScript(["SIGTERM", "SIGTERM"], 50));
-    expect(code).toBe(143);
-    expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM"]);
+  it("takes signals within the window as one stop request (timeout(1): the pid, then the group)", async () => {
+    const { code, stdout } = await runModule(signalScript(["SIGTERM", "SIGTERM", "SIGTERM"], 0));
+    expect(code).toBe(0);
+    expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM", "still running"]);
   });
 
   it("ignores another kind of signal soon after the first (Ctrl-C, then a parent's SIGTERM)", async () => {
@@ -61,10 +68,17 @@ describe("onShutdownSignals", () => {
     expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGINT", "still running"]);
   });
 
-  it("forces on another kind of signal once the grace delay has passed", async () => {
-    const { code, stdout } = await runModule(signalScript(["SIGTERM", "SIGINT"], 600));
-    expect(code).toBe(130);
-    expect(stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM"]);
+  it("forces on a signal, of either kind, once the window has passed", async () => {
+    const [same, other] = await Promise.all([
+      runModule(signalScript(["SIGTERM", "SIGTERM"], 600)),
+      runModule(signalScript(["SIGTERM", "SIGINT"], 600)),
+    ]);
+    expect([same.code, other.code]).toEqual([143, 130]);
+    for (const run of [same, other]) expect(run.stdout.trim().split("\n")).toEqual(["ready", "stop SIGTERM"]);
+  });
+
+  it("has a window of 1 s by default", () => {
+    expect(STOP_REQUEST_WINDOW_MS).toBe(1000);
   });
 
   it("removes its handlers when disposed", async () => {

@@ -42,6 +42,12 @@ export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (osConstants.signals[signal] ?? 0);
 }
 
+/**
+ * How long after a first SIGINT or SIGTERM further ones still belong to the same stop request, in milliseconds
+ * (1 s): see {@link onShutdownSignals}.
+ */
+export const STOP_REQUEST_WINDOW_MS = 1000;
+
 /** Options of {@link onShutdownSignals}. */
 export interface ShutdownOptions {
   /** Signals that stop the command. Default `["SIGINT", "SIGTERM"]`. */
@@ -52,23 +58,24 @@ export interface ShutdownOptions {
    */
   force?: (signal: NodeJS.Signals) => void;
   /**
-   * How long after the first signal a signal of another kind still counts as part of the same stop request,
-   * in milliseconds. Default 2000.
+   * How long after the first signal further signals, of any of `signals`, still count as the same stop request
+   * and are ignored, in milliseconds. Default {@link STOP_REQUEST_WINDOW_MS} (1 s).
    */
-  otherSignalGraceMs?: number;
+  windowMs?: number;
 }
 
 /**
  * The toolkit's signal convention for commands: the first SIGINT or SIGTERM calls `stop` (a graceful stop);
- * the same signal again calls `force` (by default, exit at once), and so does a signal of another kind that
- * arrives `otherSignalGraceMs` or more after the first.
+ * further ones within `windowMs` (1 s) of it are the same stop request and are ignored; one that arrives
+ * later calls `force` (by default, exit at once).
  *
- * A different signal soon after the first is ignored because Ctrl-C in a terminal sends SIGINT to the whole
- * foreground process group: a parent script that forwards SIGTERM to its child must not turn the child's
- * graceful stop into a forced one.
+ * One request often arrives as several signals: timeout(1) sends its signal to the command and then to its
+ * whole process group, systemd may signal the main process and then its control group, Ctrl-C in a terminal
+ * reaches the whole foreground group while a parent script forwards SIGTERM to its child. None of these may
+ * turn a graceful stop into a forced one; a person who means to force it sends the signal again a moment later.
  *
  * @param stop - the graceful stop; its rejection is not handled here, so handle it in `stop`
- * @param options - which signals, and what a forcing one does
+ * @param options - which signals, what a forcing one does, and the window
  * @returns a function that removes the handlers
  */
 export function onShutdownSignals(
@@ -78,14 +85,14 @@ export function onShutdownSignals(
   const {
     signals = ["SIGINT", "SIGTERM"],
     force = (signal) => process.exit(signalExitCode(signal)),
-    otherSignalGraceMs = 2000,
+    windowMs = STOP_REQUEST_WINDOW_MS,
   } = options;
-  let first: { signal: NodeJS.Signals; at: number } | undefined;
+  let firstAt: number | undefined;
   const handler = (signal: NodeJS.Signals) => {
-    if (first === undefined) {
-      first = { signal, at: performance.now() };
+    if (firstAt === undefined) {
+      firstAt = performance.now();
       stop(signal);
-    } else if (signal === first.signal || performance.now() - first.at >= otherSignalGraceMs) {
+    } else if (performance.now() - firstAt >= windowMs) {
       force(signal);
     }
   };

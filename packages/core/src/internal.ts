@@ -9,6 +9,7 @@ export {
   onShutdownSignals,
   parseCommandLine,
   type ShutdownOptions,
+  STOP_REQUEST_WINDOW_MS,
   signalExitCode,
   UsageError,
 } from "./command-line.js";

@@ -36,8 +36,8 @@ Exit status:
 
 Signals:
   SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM to x-guard are forwarded to the command's
-  process group, every time. A first SIGINT or SIGTERM is forwarded too; the same signal again
-  (or the other one 2 s or more later) sends SIGKILL to the group. The limits still apply
+  process group, every time. A first SIGINT or SIGTERM is forwarded too; more within 1 s are the
+  same request (timeout(1) signals x-guard, then its group); one 1 s or more later sends SIGKILL. The limits still apply
   afterwards, and the exit status says how the command ended (128+n if it died of signal n).
   If x-guard itself dies (even of SIGKILL), a reaper process kills the command's group.
 `;

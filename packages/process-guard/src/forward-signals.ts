@@ -54,7 +54,8 @@ const commandSchema = z.custom<GuardedCommand>(
  *
  * - SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM: forwarded as they are, every time;
  * - SIGINT, SIGTERM: the toolkit's shutdown rule (`onShutdownSignals` of `@x/core`): the first is forwarded as
- *   it is; the same signal again, or the other one 2 s or more after the first, sends SIGKILL to the group.
+ *   it is; more within 1 s are the same request (timeout(1) signals the process, then its group) and are not
+ *   forwarded; one 1 s or more after the first sends SIGKILL to the group.
  *
  * The command's limits still apply afterwards: a command that survives a forwarded signal still gets the
  * ladder when its time or memory limit is reached, and its exit status still says how it ended (128 + n when

@@ -29,7 +29,8 @@ Run x-rmq-storage <command> --help for a command's options.`,
 Runs RmqStorageServer. Once every queue of its ranges has a consumer it prints the line "${READY_LINE}" on
 stdout (or writes it to --ready-fd), and tells systemd READY=1 when NOTIFY_SOCKET is set. On SIGINT or
 SIGTERM it stops gracefully (the in-flight batches are committed, answered and acknowledged) and exits 0.
-The same signal again, or another one 2 s or more after the first, exits at once (130/143);
+Further signals within 1 s are the same request (timeout(1) and systemd signal the process, then its
+group); one 1 s or more after the first exits at once (130/143);
 unacknowledged messages are redelivered later. Logs go to stderr.
 
 Keep passwords out of the command line (ps shows it): each URL is read from its flag, else from
@@ -150,10 +151,7 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
     server.on("reconnect", ({ attempt, delayMs }) => logger.warn({ attempt, delayMs }, "reconnecting"));
     if (!stopping) announceReady(fd, logger);
     const signal = await signalled;
-    logger.info(
-      { signal },
-      "stopping gracefully (the same signal again, or another one after 2 s, exits at once)",
-    );
+    logger.info({ signal }, "stopping gracefully (a signal 1 s or more later exits at once)");
     await server.stop().catch((error: unknown) => logger.error({ err: error }, "graceful stop failed"));
     return ExitCode.OK;
   } finally {

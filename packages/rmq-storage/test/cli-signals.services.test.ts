@@ -6,7 +6,7 @@ import { AMQP_URL, requireService } from "@x/test-support/services";
 import { waitFor } from "@x/test-support/wait-for";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { openSqliteStorage, RmqStorageClient } from "../src/index.js";
-import { bigContentCall, sandbox, serveArgs } from "./stack.js";
+import { bigContentCall, cliCommand, sandbox, serveArgs } from "./stack.js";
 
 const box = sandbox("signals");
 beforeAll(() => requireService("RabbitMQ", AMQP_URL), 2_000);
@@ -97,4 +97,40 @@ describe("Ctrl-C in a terminal (SIGINT to the whole group) with a parent that fo
       expect(outcomes.filter((ok) => ok).length).toBeGreaterThan(0);
       expect(existsSync(file)).toBe(true);
     }, 120_000);
+});
+
+describe("a stop request sent as two signals, the pid's then the group's (timeout(1))", () => {
+  it("serve stops gracefully and exits 0", async () => {
+    // SIGALRM makes timeout(1) act as at its deadline: SIGTERM to serve, then to its whole group.
+    // --preserve-status: timeout exits with serve's status, 0 after a graceful stop, 143 after a forced one.
+    const serve = [
+      process.execPath,
+      ...cliCommand("serve", ...serveArgs(`sqlite:${box.file()}`, box.prefix())),
+    ];
+    const timeout = spawn("timeout", ["--preserve-status", "600", ...serve], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const pgid = timeout.pid as number;
+    onTestFinished(() => {
+      if (groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+    });
+    let [stdout, stderr] = ["", ""];
+    timeout.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    timeout.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = once(timeout, "exit");
+    await waitFor(
+      () => stdout.split("\n").includes("ready") || timeout.exitCode !== null,
+      60_000,
+      `serve's ready line (stderr: ${stderr})`,
+    );
+    timeout.kill("SIGALRM");
+    const [code] = await exited;
+    expect(code).toBe(0);
+    expect(stderr).toContain("stopping gracefully");
+    expect(stderr).not.toContain("ERROR");
+  }, 120_000);
 });

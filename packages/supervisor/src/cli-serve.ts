@@ -9,7 +9,8 @@ export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket
 
 Runs the daemon: ingests the fetcher files of <fetchers-dir> into the SQLite queue <db> and serves workers on
 the Unix socket <socket> (its directory must exist). Logs go to stderr. The first SIGINT or SIGTERM stops
-gracefully; the same signal again (or the other one, 2 s or more later) exits at once.
+gracefully; more within 1 s are the same request (timeout(1) and systemd signal the daemon, then its group);
+one after that exits at once (130/143).
 
 Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
@@ -42,7 +43,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const logger = createConsoleLogger({ level: line.logLevel, json: line.logJson, name: "x-supervisor" });
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {
-    logger.info({ signal }, "stopping");
+    logger.info({ signal }, "stopping gracefully (a signal 1 s or more later exits at once)");
     controller.abort();
   });
   try {

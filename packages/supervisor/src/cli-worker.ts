@@ -27,9 +27,9 @@ ${tlsFileUsage}
   --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
   --help                  this help
 
-The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0 without
-reporting it; the same signal again (or the other one, 2 s or more later) kills the command's process group
-and exits 130 or 143.
+The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0; more within
+1 s are the same request (timeout(1) and systemd signal the worker, then its group); one after that kills the
+command's process group and exits 130 or 143.
 `;
 
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
@@ -54,7 +54,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   let running: number | undefined;
   const removeHandlers = onShutdownSignals(
     (signal) => {
-      logger.info({ signal }, "stopping");
+      logger.info({ signal }, "stopping gracefully (a signal 1 s or more later kills the job)");
       controller.abort();
     },
     {

@@ -17,14 +17,18 @@ export interface CliProcess {
 
 /**
  * Spawns `x-supervisor <args…>`. With `closed`, that output's pipe is closed at once on this side, as `| head`
- * does once it has read enough: the command's next write to it fails with `EPIPE`.
+ * does once it has read enough: the command's next write to it fails with `EPIPE`. With `wrapper`, the
+ * command runs under it (`["timeout", "60"]`), and `child` is the wrapper.
  */
 export function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   closed?: "stdout" | "stderr",
+  wrapper: string[] = [],
 ): CliProcess {
-  const child = spawn(process.execPath, ["--conditions=@x/source", "--import", "tsx", cli, ...args], {
+  const command = [process.execPath, "--conditions=@x/source", "--import", "tsx", cli, ...args];
+  const [program, ...programArgs] = [...wrapper, ...command] as [string, ...string[]];
+  const child = spawn(program, programArgs, {
     cwd: packageDir,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

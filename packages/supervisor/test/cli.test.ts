@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { STOP_REQUEST_WINDOW_MS } from "@x/core/internal";
 import { waitFor } from "@x/test-support/wait-for";
 import Database from "better-sqlite3";
 import { describe, expect, it, onTestFinished } from "vitest";
@@ -339,7 +340,7 @@ esac
     expect(await worker.exited).toBe(0);
   });
 
-  it("on a second SIGTERM kills the command's process group and exits 143", async () => {
+  it("on a second SIGTERM 1 s or more after the first kills the command's process group and exits 143", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "stubborn 0 1\n");
     const daemon = serve(p);
@@ -347,7 +348,9 @@ esac
     const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
     const pid = await jobPid(p, "the stubborn job");
     worker.child.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(() => worker.stderr().includes("stopping"), 20_000, "the graceful stop");
+    // The window is measured from when the worker took the first signal, before it logged it.
+    await new Promise((resolve) => setTimeout(resolve, STOP_REQUEST_WINDOW_MS));
     expect(() => process.kill(pid, 0)).not.toThrow();
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(143);
