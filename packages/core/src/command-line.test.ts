@@ -106,3 +106,30 @@ describe("exitQuietlyOnBrokenPipe", () => {
     expect(code).toBe(141);
   });
 });
+
+describe("ignoreBrokenPipe", () => {
+  it("replaces exitQuietlyOnBrokenPipe: the process runs on, and later writes are dropped", async () => {
+    const moduleUrl = new URL("./command-line.ts", import.meta.url).pathname;
+    const script = `
+      const { exitQuietlyOnBrokenPipe, ignoreBrokenPipe } = await import(${JSON.stringify(moduleUrl)});
+      exitQuietlyOnBrokenPipe();
+      ignoreBrokenPipe();
+      const line = "x".repeat(1000) + "\\n";
+      process.stdout.once("error", () =>
+        setTimeout(() => {
+          process.stdout.write("dropped\\n");
+          process.stderr.write("still running\\n");
+          setTimeout(() => process.exit(0), 100);
+        }, 100),
+      );
+      const write = () => {
+        while (process.stdout.write(line)) {}
+        process.stdout.once("drain", write);
+      };
+      write();`;
+    const { code, stdout, stderr } = await runModule(script, { closeStdoutAfterBytes: 1 });
+    expect(stdout.length).toBeGreaterThan(0);
+    expect(stderr).toBe("still running\n");
+    expect(code).toBe(0);
+  });
+});

@@ -102,6 +102,9 @@ export function onShutdownSignals(
   };
 }
 
+/** The removers of the handlers {@link exitQuietlyOnBrokenPipe} installed, for {@link ignoreBrokenPipe}. */
+const quietExits = new Set<() => void>();
+
 /**
  * Makes a command exit quietly when the reader of its output goes away (`x-… | head`): an `EPIPE` on stdout
  * or stderr ends the process with `exitCode` instead of an unhandled-error stack trace.
@@ -111,11 +114,36 @@ export function onShutdownSignals(
  * @returns a function that removes the handlers
  */
 export function exitQuietlyOnBrokenPipe(exitCode: number = signalExitCode("SIGPIPE")): () => void {
-  const streams = [process.stdout, process.stderr];
-  const handler = (error: NodeJS.ErrnoException) => {
+  const remove = onStdioError((error) => {
     if (error.code === "EPIPE") process.exit(exitCode);
     throw error;
+  });
+  const removeOnce = () => {
+    quietExits.delete(removeOnce);
+    remove();
   };
+  quietExits.add(removeOnce);
+  return removeOnce;
+}
+
+/**
+ * The daemons' rule: a broken pipe on stdout or stderr (the reader of the logs went away: a `| head`, a
+ * `| tee` that Ctrl-C ended first) is ignored, and what is written there afterwards is dropped. It replaces
+ * the handlers of {@link exitQuietlyOnBrokenPipe}, so a command that exits on a broken pipe while it parses
+ * its command line keeps running once it serves.
+ *
+ * @returns a function that removes the handler
+ */
+export function ignoreBrokenPipe(): () => void {
+  for (const remove of [...quietExits]) remove();
+  return onStdioError((error) => {
+    if (error.code !== "EPIPE") throw error;
+  });
+}
+
+/** Listens to `error` on stdout and stderr; returns a function that stops it. */
+function onStdioError(handler: (error: NodeJS.ErrnoException) => void): () => void {
+  const streams = [process.stdout, process.stderr];
   for (const stream of streams) stream.on("error", handler);
   return () => {
     for (const stream of streams) stream.off("error", handler);

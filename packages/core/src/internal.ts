@@ -6,6 +6,7 @@
 export {
   ExitCode,
   exitQuietlyOnBrokenPipe,
+  ignoreBrokenPipe,
   onShutdownSignals,
   parseCommandLine,
   type ShutdownOptions,

@@ -3,6 +3,7 @@ import { createConsoleLogger, XError } from "@x/core";
 import {
   ExitCode,
   exitQuietlyOnBrokenPipe,
+  ignoreBrokenPipe,
   onShutdownSignals,
   redactUrl,
   UsageError,
@@ -105,7 +106,7 @@ Options:
 
 type Command = keyof typeof usage;
 
-async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promise<number> {
+async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.help) return print(usage.serve);
   const fd = readyFd(line.readyFd);
@@ -130,7 +131,8 @@ async function serve(args: string[], stopExitingOnBrokenPipe: () => void): Promi
     ...defined("heartbeatMs", line.heartbeatMs),
     ...defined("metrics", line.metrics),
   };
-  stopExitingOnBrokenPipe();
+  // A server must not die because whoever read its logs went away (a `| tee` that a terminal's Ctrl-C ended
+  // first): the graceful stop goes on.
   ignoreBrokenPipe();
   // Listen before starting: a signal that arrives during the start stops the server once it has started.
   let removeSignals = () => {};
@@ -218,10 +220,7 @@ async function teardown(args: string[]): Promise<number> {
   return ExitCode.OK;
 }
 
-const commands: Record<
-  Exclude<Command, "main">,
-  (args: string[], stopExitingOnBrokenPipe: () => void) => Promise<number>
-> = {
+const commands: Record<Exclude<Command, "main">, (args: string[]) => Promise<number>> = {
   serve,
   stats,
   teardown,
@@ -229,23 +228,12 @@ const commands: Record<
 const isCommand = (name: string | undefined): name is Exclude<Command, "main"> =>
   name !== undefined && name !== "main" && Object.hasOwn(commands, name);
 
-/**
- * A server must not die because whoever read its logs went away (a `| tee` that a terminal's Ctrl-C ended
- * first): a broken pipe on stdout or stderr is ignored, and the graceful stop goes on.
- */
-function ignoreBrokenPipe(): void {
-  for (const stream of [process.stdout, process.stderr])
-    stream.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code !== "EPIPE") throw error;
-    });
-}
-
 /** Runs the command line; resolves to the exit code. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const stopExitingOnBrokenPipe = exitQuietlyOnBrokenPipe();
+  exitQuietlyOnBrokenPipe();
   try {
-    if (isCommand(command)) return await commands[command](rest, stopExitingOnBrokenPipe);
+    if (isCommand(command)) return await commands[command](rest);
     if (command === "--help" || command === "-h" || command === "help") return print(usage.main);
     throw new UsageError(
       command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,

@@ -1,5 +1,5 @@
 import { createConsoleLogger, XError } from "@x/core";
-import { ExitCode, onShutdownSignals } from "@x/core/internal";
+import { ExitCode, ignoreBrokenPipe, onShutdownSignals } from "@x/core/internal";
 import { parseServeArgs } from "./cli-args.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
@@ -8,9 +8,9 @@ import { startSupervisor } from "./supervisor.js";
 export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket> [options]
 
 Runs the daemon: ingests the fetcher files of <fetchers-dir> into the SQLite queue <db> and serves workers on
-the Unix socket <socket> (its directory must exist). Logs go to stderr. The first SIGINT or SIGTERM stops
-gracefully; more within 1 s are the same request (timeout(1) and systemd signal the daemon, then its group);
-one after that exits at once (130/143).
+the Unix socket <socket> (its directory must exist). Logs go to stderr; the daemon runs on if their reader
+goes away. The first SIGINT or SIGTERM stops gracefully; more within 1 s are the same request (timeout(1)
+and systemd signal the daemon, then its group); one after that exits at once (130/143).
 
 Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
@@ -40,6 +40,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     return ExitCode.OK;
   }
   const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
+  ignoreBrokenPipe();
   const logger = createConsoleLogger({ level: line.logLevel, json: line.logJson, name: "x-supervisor" });
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {

@@ -1,5 +1,5 @@
 import { createConsoleLogger, XError } from "@x/core";
-import { ExitCode, onShutdownSignals, signalExitCode } from "@x/core/internal";
+import { ExitCode, ignoreBrokenPipe, onShutdownSignals, signalExitCode } from "@x/core/internal";
 import { parseWorkerArgs } from "./cli-args.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
@@ -29,7 +29,7 @@ ${tlsFileUsage}
 
 The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0; more within
 1 s are the same request (timeout(1) and systemd signal the worker, then its group); one after that kills the
-command's process group and exits 130 or 143.
+command's process group and exits 130 or 143. The worker keeps running when the reader of its log goes away.
 `;
 
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
@@ -40,6 +40,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     return ExitCode.OK;
   }
   const { tls, timeoutMs, maxMemoryBytes, idleDelayMs } = line;
+  ignoreBrokenPipe();
   const logger = createConsoleLogger({ name: "x-supervisor worker" });
   if (tls !== undefined) {
     try {

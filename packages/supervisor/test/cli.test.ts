@@ -384,25 +384,41 @@ describe("a closed output (x-supervisor … | head)", () => {
     expect(proc.stderr()).toBe("");
   });
 
-  it("serve exits 141 when the reader of its log (stderr) goes away", async () => {
+  it("serve keeps serving when the reader of its log (stderr) goes away, and still stops gracefully", async () => {
     const p = paths();
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "hello 1 2\n");
     const proc = runCli(["serve", p.db, p.fetchersDir, p.socket], {}, "stderr");
     onTestFinished(async () => {
       if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
       await proc.exited;
     });
-    expect(await proc.exited).toBe(brokenPipe);
-    expect(proc.stdout()).toBe("");
+    // It has logged into the closed pipe by the time it answers (at least "listening").
+    await waitFor(() => existsSync(p.socket) || proc.child.exitCode !== null, 20_000, "the socket");
+    expect(await exchange(p.socket, "READY\n")).toBe("JOB hello 1 2\n");
+    expect(await exchange(p.socket, "DONE hello 0\n")).toBe("NOJOBS\n"); // logs "job done" too
+    proc.child.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    expect(existsSync(p.socket)).toBe(false);
   });
 
-  it("worker exits 141 when the reader of its log (stderr) goes away", async () => {
+  it("worker keeps running jobs when the reader of its log (stderr) goes away", async () => {
     const p = paths();
-    const proc = runCli(["worker", p.socket, "--", "true"], {}, "stderr");
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "a 1\nb 2\n");
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const worker = runCli(["worker", p.socket, "--", "true"], {}, "stderr");
     onTestFinished(async () => {
-      if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-      await proc.exited;
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+      await worker.exited;
     });
-    expect(await proc.exited).toBe(brokenPipe);
-    expect(proc.stdout()).toBe("");
+    const finished = () =>
+      readDb(p.db, (db) => db.prepare("SELECT count(*) AS n FROM log WHERE exit_code = 0").get()) as {
+        n: number;
+      };
+    // Each job is logged ("job started", "job finished") into the closed pipe.
+    await waitFor(() => finished().n === 2 || worker.child.exitCode !== null, 30_000, "both jobs done");
+    expect(worker.child.exitCode).toBe(null);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
   });
 });
