@@ -28,8 +28,7 @@ ${tlsFileUsage}
   --help                  this help
 
 Exit codes: 0 after a graceful stop, 1 when the daemon cannot start (including an unknown --socket-group),
-64 on a usage error, 78 when a TLS
-file cannot be read or used.
+64 on a usage error, 78 when a TLS file cannot be read or used or another daemon runs on <db>.
 `;
 
 /** `x-supervisor serve`: resolves to the exit code once the daemon has stopped. */
@@ -65,7 +64,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     } catch (error) {
       if (controller.signal.aborted) return ExitCode.OK;
       logger.error({ err: error }, "cannot start");
-      return XError.is(error, ErrorCode.TLS) ? ExitCode.CONFIG : ExitCode.FAILURE;
+      const config = XError.is(error, ErrorCode.TLS) || XError.is(error, ErrorCode.DATABASE_IN_USE);
+      return config ? ExitCode.CONFIG : ExitCode.FAILURE;
     }
     const started = sup;
     const reload = () => {

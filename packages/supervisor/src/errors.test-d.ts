@@ -12,6 +12,7 @@ describe("ErrorCode", () => {
       readonly UNKNOWN_RUN: "ERR_X_SUPERVISOR_UNKNOWN_RUN";
       readonly SCHEMA: "ERR_X_SUPERVISOR_SCHEMA";
       readonly SOCKET_IN_USE: "ERR_X_SUPERVISOR_SOCKET_IN_USE";
+      readonly DATABASE_IN_USE: "ERR_X_SUPERVISOR_DATABASE_IN_USE";
       readonly SOCKET_PATH: "ERR_X_SUPERVISOR_SOCKET_PATH";
       readonly TLS: "ERR_X_SUPERVISOR_TLS";
       readonly CONNECT: "ERR_X_SUPERVISOR_CONNECT";

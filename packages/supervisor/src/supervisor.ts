@@ -3,6 +3,7 @@ import type { Logger } from "@x/core";
 import { loggerOption, parseOptions, type ReadOnlyHttpServer } from "@x/core/internal";
 import { z } from "zod";
 import { Checkpointer } from "./checkpointer.js";
+import { DatabaseLock } from "./database-lock.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
@@ -114,6 +115,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   /** The read thread of the page and the metrics, started on first use. */
   #reader: QueueReader | SqlReader | undefined;
   #checkpointer: Checkpointer | undefined;
+  #lock: DatabaseLock | undefined;
   #closing: Promise<void> | undefined;
   #logger: Logger;
   #context: DaemonContext;
@@ -122,18 +124,21 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    * Builds the daemon's parts, none of them started yet: {@link Supervisor.start} starts them.
    *
    * @param storage - an open, upgraded storage, owned by the daemon from now on
+   * @param lock - the lock of its database, released by {@link close}
    * @param fetchersDir - the fetcher directory
    * @param logger - the daemon's logger
    * @param maxConnections - see {@link SupervisorOptions.maxConnections}
    */
   private constructor(
     storage: SupervisorStorage,
+    lock: DatabaseLock | undefined,
     fetchersDir: string,
     logger: Logger,
     maxConnections: number,
   ) {
     super();
     this.storage = storage;
+    this.#lock = lock;
     this.#logger = logger;
     this.#stats = newStats();
     const context: DaemonContext = {
@@ -173,7 +178,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    *
    * @param options - see {@link SupervisorOptions}
    * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
-   *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
+   *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_DATABASE_IN_USE`, `ERR_X_SUPERVISOR_SCHEMA`, or the
+   *   database's own error
    */
   static async start(options: SupervisorOptions): Promise<Supervisor> {
     const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http, logger, signal } =
@@ -183,11 +189,18 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     await prepareSocketPath(socket);
     const tlsFiles = tls === undefined ? undefined : await readTlsFiles(tls);
     signal?.throwIfAborted();
-    const storage = SupervisorStorage.open(db);
+    const lock = DatabaseLock.acquire(db);
+    let storage: SupervisorStorage;
+    try {
+      storage = SupervisorStorage.open(db);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
     let supervisor: Supervisor | undefined;
     try {
       storage.upgrade();
-      supervisor = new Supervisor(storage, fetchersDir, logger, maxConnections);
+      supervisor = new Supervisor(storage, lock, fetchersDir, logger, maxConnections);
       await supervisor.#directory.start();
       signal?.throwIfAborted();
       await supervisor.#server.listen(socket, socketMode, socketGid);
@@ -219,7 +232,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       signal?.throwIfAborted();
     } catch (error) {
       if (supervisor) await supervisor.close();
-      else storage.close();
+      else {
+        storage.close();
+        lock?.release();
+      }
       throw error;
     }
     const started = supervisor;
@@ -295,6 +311,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       this.#logger.warn({ err: error }, "WAL checkpoint at close failed");
     }
     this.storage.close();
+    this.#lock?.release();
     this.#server.removeSocketFile();
   }
 }
@@ -305,7 +322,8 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
  *
  * @param options - see {@link SupervisorOptions}
  * @throws SupervisorError `ERR_X_SUPERVISOR_INVALID_OPTION`, `ERR_X_SUPERVISOR_SOCKET_IN_USE`,
- *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_SCHEMA`, or the database's own error
+ *   `ERR_X_SUPERVISOR_SOCKET_PATH`, `ERR_X_SUPERVISOR_DATABASE_IN_USE`, `ERR_X_SUPERVISOR_SCHEMA`, or the
+ *   database's own error
  */
 export function startSupervisor(options: SupervisorOptions): Promise<Supervisor> {
   return Supervisor.start(options);
