@@ -20,6 +20,8 @@ export class TlsListener {
   #server: Server;
   /** Connections still in their handshake: ended by {@link close}, which would otherwise wait for them. */
   #handshaking = new Set<Socket>();
+  /** Each accepted connection's peer, `address:port`, taken at accept: a closed socket no longer knows it. */
+  #peers = new WeakMap<Socket, string>();
   #endpoint: TlsEndpoint;
   #context: DaemonContext;
 
@@ -43,19 +45,23 @@ export class TlsListener {
       requestCert: true,
       // Verified below instead, so that the reason can be logged: Node's own check drops the socket silently.
       rejectUnauthorized: false,
-      allowHalfOpen: true,
+      // Not during the handshake: a client that hangs up in it is noticed at once (half-open, the handshake
+      // would wait for its timeout). Accepted connections are half-open, as on the Unix socket.
+      allowHalfOpen: false,
       handshakeTimeout: handshakeTimeoutMs,
     });
     this.#server.on("connection", (socket: Socket) => {
       // One small reply per command: Nagle's algorithm would only hold replies back, as on loopback.
       socket.setNoDelay(true);
+      this.#peers.set(socket, `${socket.remoteAddress}:${socket.remotePort}`);
       this.#handshaking.add(socket);
       socket.once("close", () => this.#handshaking.delete(socket));
     });
     this.#server.on("secureConnection", (socket) => {
-      this.#handshaking.delete(socket);
+      this.#handshaking.delete(acceptedSocket(socket));
       const rejection = authorizationFailure(socket);
       if (rejection === undefined) {
+        socket.allowHalfOpen = true;
         accept(socket, formatSubject(socket.getPeerX509Certificate()!.subject));
         return;
       }
@@ -65,7 +71,9 @@ export class TlsListener {
     this.#server.on("tlsClientError", (error: NodeJS.ErrnoException, socket) => {
       const plaintext =
         error.code === "ERR_SSL_WRONG_VERSION_NUMBER" || error.code === "ERR_SSL_HTTP_REQUEST";
-      this.#reject(socket, plaintext ? "tls-plaintext" : "tls-handshake", firstLine(error));
+      const detail =
+        error.code === "ECONNRESET" ? "the client hung up during the TLS handshake" : firstLine(error);
+      this.#reject(socket, plaintext ? "tls-plaintext" : "tls-handshake", detail);
       socket.destroy();
     });
   }
@@ -119,9 +127,8 @@ export class TlsListener {
     return closed;
   }
 
-  #reject(socket: Socket | TLSSocket, reason: RejectReason, sample: string): void {
-    const peer =
-      socket.remoteAddress === undefined ? "unknown" : `${socket.remoteAddress}:${socket.remotePort}`;
+  #reject(socket: TLSSocket, reason: RejectReason, sample: string): void {
+    const peer = this.#peers.get(acceptedSocket(socket)) ?? "unknown";
     sample = sample.length > maxSampleLength ? `${sample.slice(0, maxSampleLength)}…` : sample;
     this.#context.stats.connectionsRejected++;
     this.#context.logger.warn({ reason, peer, sample }, "TLS connection refused");
@@ -142,6 +149,14 @@ function authorizationFailure(socket: TLSSocket): { reason: RejectReason; detail
     reason: error === "CERT_HAS_EXPIRED" ? "tls-expired-certificate" : "tls-untrusted-certificate",
     detail: `${error}: ${subject}`,
   };
+}
+
+/**
+ * The TCP socket the server accepted, which `socket` wraps: the one its `connection` event gave. Node keeps it
+ * as `_parent`, its only link; a wrapper that lacks it is its own accepted socket.
+ */
+function acceptedSocket(socket: TLSSocket): Socket {
+  return (socket as TLSSocket & { _parent?: Socket | null })._parent ?? socket;
 }
 
 function firstLine(error: Error): string {

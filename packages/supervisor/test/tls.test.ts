@@ -9,6 +9,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as connectTls, type TLSSocket } from "node:tls";
@@ -196,6 +197,30 @@ describe("the TLS listener", () => {
     // the Unix socket still works, and knows no holder
     expect(await exchange(p.socket, "READY\n")).toMatch(/^JOB /);
     expect(events.job[1]).not.toHaveProperty("holder");
+  });
+
+  it("notices at once a client that hangs up during the handshake, and logs its address", async () => {
+    const p = paths();
+    const { sup, recorder, events, port } = await startTls(p);
+    const hungUp = await new Promise<string>((resolve, reject) => {
+      const client = createConnection({ host: "127.0.0.1", port }, () => {
+        const peer = `${client.localAddress}:${client.localPort}`;
+        client.end(Buffer.from([0x16, 0x03, 0x01])); // the first bytes of a ClientHello, then FIN
+        client.once("close", () => resolve(peer));
+      });
+      client.on("error", reject);
+      client.resume();
+    });
+    // The handshake timeout is 10 s: the refusal must come well before it.
+    await waitFor(() => events.reject.length === 1, 5_000, "the refusal");
+    expect(events.reject[0]).toEqual({
+      kind: "connection",
+      reason: "tls-handshake",
+      sample: "the client hung up during the TLS handshake",
+      peer: hungUp,
+    });
+    expect(recorder.messages("warn")).toEqual(["TLS connection refused"]);
+    expect(sup.stats().connectionsRejected).toBe(1);
   });
 
   it("speaks TLS 1.2 and 1.3, and refuses older versions", async () => {
