@@ -1,6 +1,7 @@
 import { createConsoleLogger, XError } from "@x/core";
 import { ExitCode, ignoreBrokenPipe, onShutdownSignals } from "@x/core/internal";
 import { parseServeArgs } from "./cli-args.js";
+import { logFailure } from "./cli-log.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
 import { startSupervisor } from "./supervisor.js";
@@ -63,7 +64,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       });
     } catch (error) {
       if (controller.signal.aborted) return ExitCode.OK;
-      logger.error({ err: error }, "cannot start");
+      logFailure(logger, "cannot start", error);
       const config = XError.is(error, ErrorCode.TLS) || XError.is(error, ErrorCode.DATABASE_IN_USE);
       return config ? ExitCode.CONFIG : ExitCode.FAILURE;
     }
@@ -72,7 +73,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       logger.info("SIGHUP: reading the TLS certificate, key and CA again");
       started.reloadTls().then(
         () => logger.info({ tls }, "TLS files reloaded; new connections use them, open ones go on"),
-        (error: unknown) => logger.error({ err: error }, "TLS reload failed; the files in use stay in use"),
+        (error: unknown) => logFailure(logger, "TLS reload failed; the files in use stay in use", error),
       );
     };
     if (tls !== undefined) process.on("SIGHUP", reload);
@@ -80,7 +81,14 @@ export async function serveCommand(args: string[]): Promise<number> {
     sup.on("done", (e) => logger.info(e, "job done"));
     sup.on("ingest", (e) => logger.info(e, "lines ingested"));
     sup.on("run", (e) => logger.info(e, `fetcher run ${e.change}`));
-    const listening = { db, fetchersDir, socket, tls: sup.tlsAddress(), http: sup.httpAddress() };
+    const [tlsAddress, httpAddress] = [sup.tlsAddress(), sup.httpAddress()];
+    const listening = {
+      db,
+      fetchersDir,
+      socket,
+      ...(tlsAddress === undefined ? {} : { tls: tlsAddress }),
+      ...(httpAddress === undefined ? {} : { http: httpAddress }),
+    };
     logger.info({ ...listening, ...sup.stats() }, "listening");
     await new Promise<void>((resolve) =>
       controller.signal.addEventListener("abort", () => resolve(), { once: true }),

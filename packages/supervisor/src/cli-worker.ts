@@ -1,6 +1,7 @@
 import { createConsoleLogger, XError } from "@x/core";
 import { ExitCode, ignoreBrokenPipe, onShutdownSignals, signalExitCode } from "@x/core/internal";
 import { parseWorkerArgs } from "./cli-args.js";
+import { logFailure } from "./cli-log.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { ErrorCode } from "./errors.js";
@@ -47,7 +48,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       await readTlsFiles(tls);
     } catch (error) {
       if (!XError.is(error, ErrorCode.TLS)) throw error;
-      logger.error({ err: error }, "cannot use the TLS files");
+      logFailure(logger, "cannot use the TLS files", error);
       return ExitCode.CONFIG;
     }
   }

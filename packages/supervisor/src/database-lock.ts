@@ -1,5 +1,6 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ErrorCode, SupervisorError } from "./errors.js";
+import { openDatabase } from "./open-database.js";
 
 /**
  * The lock that keeps a second daemon off a database: an exclusive SQLite lock held on the empty file
@@ -20,12 +21,12 @@ export class DatabaseLock {
    * @param db - the database path (an in-memory database, `:memory:` or `""`, is nobody else's: no lock)
    * @returns the lock, or `undefined` for an in-memory database
    * @throws SupervisorError `ERR_X_SUPERVISOR_DATABASE_IN_USE` when another daemon (or another `Supervisor`
-   *   of this process) holds it
+   *   of this process) holds it, `ERR_X_SUPERVISOR_DATABASE` when the lock file cannot be opened
    */
   static acquire(db: string): DatabaseLock | undefined {
     if (db === ":memory:" || db === "") return undefined;
     const path = `${db}-lock`;
-    const connection = new Database(path, { timeout: 0 });
+    const connection = openDatabase(path, { timeout: 0 }, db);
     try {
       connection.pragma("journal_mode = MEMORY"); // no -journal file beside it
       connection.exec("BEGIN EXCLUSIVE"); // held, without a write, until the connection closes

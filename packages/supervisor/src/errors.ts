@@ -14,6 +14,8 @@ export const ErrorCode = {
   SCHEMA: "ERR_X_SUPERVISOR_SCHEMA",
   /** Another daemon accepts connections on the socket path. */
   SOCKET_IN_USE: "ERR_X_SUPERVISOR_SOCKET_IN_USE",
+  /** A database file cannot be opened (missing directory or file, no permission); the message names it. */
+  DATABASE: "ERR_X_SUPERVISOR_DATABASE",
   /** Another daemon (or another `Supervisor` of this process) runs on the database. */
   DATABASE_IN_USE: "ERR_X_SUPERVISOR_DATABASE_IN_USE",
   /** The socket path exists and is not a socket. */

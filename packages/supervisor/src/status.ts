@@ -1,6 +1,7 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { hasJobHoldersTable, jobHoldersTable } from "./job-holders.js";
+import { openDatabase } from "./open-database.js";
 import { latestSchemaVersion } from "./schema.js";
 import { inFlightSeconds } from "./storage.js";
 
@@ -69,11 +70,11 @@ const waitingGroups = `
 /**
  * Opens a supervisor database read-only (never created, migrated or written), with a 5 s busy timeout.
  *
- * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's own
- *   error when the file is missing or unreadable
+ * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2,
+ *   `ERR_X_SUPERVISOR_DATABASE` (naming the path) when the file is missing or cannot be opened
  */
 export function openReadOnly(path: string): Database.Database {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = openDatabase(path, { readonly: true, fileMustExist: true });
   try {
     db.pragma("busy_timeout = 5000");
     const schemaVersion = db.pragma("user_version", { simple: true }) as number;
@@ -96,8 +97,8 @@ export function openReadOnly(path: string): Database.Database {
  *
  * @param path - the database file
  * @param now - the reference time, epoch milliseconds. Default: `Date.now()`.
- * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2; the database's own
- *   error when the file is missing or unreadable
+ * @throws SupervisorError `ERR_X_SUPERVISOR_SCHEMA` when the schema version is not 2,
+ *   `ERR_X_SUPERVISOR_DATABASE` (naming the path) when the file is missing or cannot be opened
  */
 export function readQueueStatus(path: string, now = Date.now()): QueueStatus {
   const db = openReadOnly(path);

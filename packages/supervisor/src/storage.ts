@@ -1,7 +1,8 @@
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { jitterHash } from "./jitter-hash.js";
 import { recordHolderSql } from "./job-holders.js";
+import { openDatabase } from "./open-database.js";
 import { latestSchemaVersion, migrations } from "./schema.js";
 
 type Db = Database.Database;
@@ -92,9 +93,10 @@ export class SupervisorStorage {
    * after it survives a power loss) and a 32 MiB page cache. The schema is not touched: call {@link upgrade}.
    *
    * @param path - a file path, or `":memory:"`
+   * @throws SupervisorError `ERR_X_SUPERVISOR_DATABASE`, naming the path, when the file cannot be opened
    */
   static open(path: string): SupervisorStorage {
-    const db = new Database(path);
+    const db = openDatabase(path);
     try {
       db.pragma("foreign_keys = ON");
       db.pragma("busy_timeout = 5000");
