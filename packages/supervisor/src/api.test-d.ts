@@ -143,6 +143,7 @@ describe("SupervisorStorage", () => {
     expectTypeOf<DispatchRequest>().toEqualTypeOf<{
       now: number;
       finished?: { attrPath: string; exitCode: number };
+      next?: boolean;
       holder?: string | undefined;
     }>();
     expectTypeOf(storage.finish).parameters.toEqualTypeOf<

@@ -28,9 +28,10 @@ ${tlsFileUsage}
   --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
   --help                  this help
 
-The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0; more within
-1 s are the same request (timeout(1) and systemd signal the worker, then its group); one after that kills the
-command's process group and exits 130 or 143. The worker keeps running when the reader of its log goes away.
+The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation), reports how it ended
+without taking another job, and exits 0; more within 1 s are the same request (timeout(1) and systemd signal
+the worker, then its group); one after that kills the command's process group and exits 130 or 143. The
+worker keeps running when the reader of its log goes away.
 `;
 
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */

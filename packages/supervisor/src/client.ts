@@ -109,6 +109,23 @@ export class SupervisorClient {
    * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_ARGUMENT` (nothing is sent) for a bad path or code
    */
   done(attrPath: string, exitCode: number): Promise<Job | null> {
+    return this.#report("DONE", attrPath, exitCode);
+  }
+
+  /**
+   * Sends `QUIT <attrPath> <exitCode>`: reports the job as {@link done} does, but asks for no next job, as a
+   * worker that is leaving. The daemon records it and answers `NOJOBS`.
+   *
+   * @param attrPath - the finished job's attr path: non-empty, no space, CR or LF
+   * @param exitCode - its exit status, an integer
+   * @returns once the daemon has recorded it
+   * @throws SupervisorError `ERR_X_SUPERVISOR_BAD_ARGUMENT` (nothing is sent) for a bad path or code
+   */
+  async quit(attrPath: string, exitCode: number): Promise<void> {
+    await this.#report("QUIT", attrPath, exitCode);
+  }
+
+  #report(verb: "DONE" | "QUIT", attrPath: string, exitCode: number): Promise<Job | null> {
     if (typeof attrPath !== "string" || attrPath === "" || badAttrPath.test(attrPath)) {
       return Promise.reject(
         new SupervisorError(
@@ -122,7 +139,7 @@ export class SupervisorClient {
         new SupervisorError(ErrorCode.BAD_ARGUMENT, `exit code must be an integer, got ${exitCode}`),
       );
     }
-    return this.#send(`DONE ${attrPath} ${exitCode}\n`);
+    return this.#send(`${verb} ${attrPath} ${exitCode}\n`);
   }
 
   /**

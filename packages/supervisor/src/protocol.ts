@@ -3,21 +3,25 @@ import { isUtf8 } from "node:buffer";
 /** Longest command accepted on the socket, in bytes before its `\n` (64 KiB). */
 export const maxCommandBytes = 65_536;
 
-/** A parsed worker command, or why it was rejected. */
+/**
+ * A parsed worker command, or why it was rejected. `quit` reports a job as `done` does, and asks for no next
+ * job: the worker is leaving.
+ */
 export type Command =
   | { kind: "ready" }
-  | { kind: "done"; attrPath: string; exitCode: number }
+  | { kind: "done" | "quit"; attrPath: string; exitCode: number }
   | { kind: "reject"; reason: "unknown-command" | "bad-done" };
 
 const space = 0x20;
 const codePattern = /^[+-]?[0-9]+$/;
 const ready = Buffer.from("READY");
 const done = Buffer.from("DONE");
+const quit = Buffer.from("QUIT");
 
 /**
  * Parses one command line (the bytes before `\n`; one trailing `\r` is dropped): `READY`, or
- * `DONE <attr> <code>[ <ignored>…]` with single-space separators, a non-empty UTF-8 attr path and a safe
- * integer code.
+ * `DONE <attr> <code>[ <ignored>…]` (or `QUIT` with the same arguments) with single-space separators, a
+ * non-empty UTF-8 attr path and a safe integer code.
  *
  * @param line - the command's bytes, without the `\n`
  */
@@ -26,7 +30,8 @@ export function parseCommand(line: Buffer): Command {
   if (body.equals(ready)) return { kind: "ready" };
   const firstSpace = body.indexOf(space);
   const word = firstSpace < 0 ? body : body.subarray(0, firstSpace);
-  if (!word.equals(done)) return { kind: "reject", reason: "unknown-command" };
+  const kind = word.equals(done) ? "done" : word.equals(quit) ? "quit" : undefined;
+  if (kind === undefined) return { kind: "reject", reason: "unknown-command" };
   if (firstSpace < 0) return { kind: "reject", reason: "bad-done" };
   const attrEnd = body.indexOf(space, firstSpace + 1);
   if (attrEnd < 0) return { kind: "reject", reason: "bad-done" };
@@ -37,7 +42,7 @@ export function parseCommand(line: Buffer): Command {
   if (attr.length === 0 || !isUtf8(attr) || !codePattern.test(code) || !Number.isSafeInteger(exitCode)) {
     return { kind: "reject", reason: "bad-done" };
   }
-  return { kind: "done", attrPath: attr.toString("utf8"), exitCode };
+  return { kind, attrPath: attr.toString("utf8"), exitCode };
 }
 
 /** The reply line for a dequeue result: `JOB <attr> <payload>\n` or `NOJOBS\n`. */

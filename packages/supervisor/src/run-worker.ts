@@ -45,7 +45,11 @@ export interface RunWorkerLoopOptions {
   reconnectDelayMs?: number;
   /** Longest wait for a reply before it counts as a connection error, in ms. Default 30 000. */
   replyTimeoutMs?: number;
-  /** Stops the loop: `run`'s signal aborts, the worker waits for it, and resolves without sending `DONE`. */
+  /**
+   * Stops the loop: `run`'s signal aborts and the worker waits for it. When `run` still resolves to an exit
+   * code, the worker reports it with `QUIT` (the job is recorded as finished, and no next job is taken) before
+   * it resolves; when `run` rejects, the job stays in flight.
+   */
   signal?: AbortSignal;
   /** A pino-shaped logger. Default: silent. */
   logger?: Logger;
@@ -101,6 +105,16 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       ? undefined
       : new Backoff({ initialMs: reconnectDelayMs, factor: 2, maxMs: 12 * reconnectDelayMs, jitter: 0.5 });
   const jobSignal = signal ?? new AbortController().signal;
+  /** After a stop: reports the job's exit code with `QUIT`, once, within `replyTimeoutMs`. */
+  const reportLast = async (attrPath: string, exitCode: number) => {
+    try {
+      client ??= await SupervisorClient.connect(target);
+      await settleWithin(client.quit(attrPath, exitCode), replyTimeoutMs, new AbortController().signal);
+      logger.info({ attrPath, exitCode }, "reported the last job before stopping");
+    } catch (error) {
+      logger.warn({ err: error, attrPath, exitCode }, "could not report the last job; it stays in flight");
+    }
+  };
   let client: SupervisorClient | undefined;
   let message: Message = { kind: "ready" };
   const wait = async (ms: number) => {
@@ -136,26 +150,36 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         continue;
       }
       const exitCode = await runJob(run, job, jobSignal, logger);
-      if (jobSignal.aborted) break;
-      message = { kind: "done", attrPath: job.attrPath, exitCode };
+      if (jobSignal.aborted) {
+        if (exitCode !== undefined) await reportLast(job.attrPath, exitCode);
+        break;
+      }
+      message = { kind: "done", attrPath: job.attrPath, exitCode: exitCode ?? 1 };
     }
   } finally {
     client?.destroy();
   }
 }
 
-async function runJob(run: RunWorkerOptions["run"], job: Job, signal: AbortSignal, logger: Logger) {
+/** Runs one job: its exit code, or `undefined` when `run` rejected or resolved to something else (logged). */
+async function runJob(
+  run: RunWorkerOptions["run"],
+  job: Job,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<number | undefined> {
+  const reporting = () => (signal.aborted ? "not reporting it (stopping)" : "reporting 1");
   try {
     const code = await run(job, signal);
     if (Number.isSafeInteger(code)) return code;
     logger.error(
       { attrPath: job.attrPath, result: String(code) },
-      "job did not resolve to an integer; reporting 1",
+      `job did not resolve to an integer; ${reporting()}`,
     );
   } catch (error) {
-    logger.error({ err: error, attrPath: job.attrPath }, "job failed; reporting 1");
+    logger.error({ err: error, attrPath: job.attrPath }, `job failed; ${reporting()}`);
   }
-  return 1;
+  return undefined;
 }
 
 /** `promise`, or a rejection when `ms` pass or `signal` aborts first. */

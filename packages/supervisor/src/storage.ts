@@ -30,8 +30,10 @@ export interface FetcherRun {
 export interface DispatchRequest {
   /** The request's time, unix seconds: the finish time of `finished` and the start time of the next job. */
   now: number;
-  /** The job the worker reports as done (`DONE`), if any (`READY` has none). */
+  /** The job the worker reports as done (`DONE`, `QUIT`), if any (`READY` has none). */
   finished?: { attrPath: string; exitCode: number };
+  /** Whether the worker asks for a next job; default `true` (`QUIT` asks for none: the worker is leaving). */
+  next?: boolean;
   /**
    * Who asks (a TLS client certificate's subject): recorded with the job it is handed, in the table the daemon
    * adds for it (`x_supervisor_job_holders`, which must exist). Absent on the Unix socket.
@@ -263,7 +265,7 @@ export class SupervisorStorage {
 
   /**
    * A group commit of worker requests: for each request in order, records its finished job (as
-   * {@link finish}) and then takes the next job (as {@link dequeue}), all in one `BEGIN IMMEDIATE`
+   * {@link finish}) and then, unless it asks for none, takes the next job (as {@link dequeue}), all in one `BEGIN IMMEDIATE`
    * transaction. Cheaper than one {@link dequeue} per request inside a caller's transaction, which would
    * open a savepoint for each.
    *
@@ -276,9 +278,9 @@ export class SupervisorStorage {
       if (finished !== undefined) checkInteger("exitCode", finished.exitCode);
     }
     return this.#transaction(() =>
-      requests.map(({ now, finished, holder }) => {
+      requests.map(({ now, finished, next = true, holder }) => {
         if (finished !== undefined) this.#finishRun(finished.attrPath, now, finished.exitCode);
-        const job = this.#takeNext(now);
+        const job = next ? this.#takeNext(now) : null;
         if (job !== null && holder !== undefined) {
           this.#prepare(recordHolderSql).run(job.attrPath, holder, now);
         }

@@ -328,7 +328,8 @@ export class WorkerServer {
     const served = batch.filter((item): item is Request => "command" in item && !item.socket.destroyed);
     const requests: DispatchRequest[] = served.map(({ command, holder }) => ({
       now: Math.floor(Date.now() / 1000),
-      finished: command.kind === "done" ? command : undefined,
+      finished: command.kind === "ready" ? undefined : command,
+      next: command.kind !== "quit",
       holder,
     }));
     let jobs: Array<Job | null>;
@@ -371,7 +372,7 @@ export class WorkerServer {
       this.#context.observer?.jobReplied(command.kind === "done" ? "DONE" : "READY", seconds);
     }
     const by = holder === undefined ? {} : { holder };
-    if (command.kind === "done") {
+    if (command.kind !== "ready") {
       this.#context.stats.finished++;
       this.#context.emit("done", {
         attrPath: command.attrPath,

@@ -197,6 +197,7 @@ describe("x-supervisor worker", () => {
 printf '%s|%s|%s\\n' "$*" "$X_SUPERVISOR_ATTR_PATH" "$X_SUPERVISOR_PAYLOAD" >> "${p.root}/out"
 case "$2" in
   slow) echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
+  finisher) trap 'exit 5' TERM; echo $$ > "${p.root}/slow.pid"; while :; do sleep 0.05; done ;;
   stubborn) trap '' TERM INT; echo $$ > "${p.root}/slow.pid"; exec sleep 30 ;;
   trapper) for s in HUP QUIT USR1 USR2; do trap "echo $s >> '${p.root}/signals'" $s; done
            trap "echo ALRM >> '${p.root}/signals'; exit 7" ALRM
@@ -267,18 +268,27 @@ esac
     expect(await worker.exited).toBe(0);
   });
 
-  it("on SIGTERM stops the running command, sends no DONE and exits 0; 64 on usage errors", async () => {
+  it("on SIGTERM stops the running command, reports how it ended without taking another job, exits 0; 64 on usage errors", async () => {
     const p = paths();
-    writeFileSync(join(p.fetchersDir, "f.1.txt"), "slow 0 1\n");
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), "finisher 0 1\nslow 0 1\n");
     const daemon = serve(p);
     await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
     const worker = runCli(["worker", p.socket, "--", script(p), "x"]);
-    const pid = await jobPid(p, "the slow job");
+    const pid = await jobPid(p, "the first job");
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
     await waitFor(() => isGone(pid), 10_000, "the command to be stopped");
-    const row = readDb(p.db, (db) => db.prepare("SELECT finished FROM log").get());
-    expect(row).toEqual({ finished: null });
+    // The job that ran (either one: they have the same age) is finished: "finisher" with its own status
+    // after SIGTERM, "slow" with 143 (killed by it). The other was never handed out.
+    const rows = readDb(p.db, (db) => db.prepare("SELECT attr_path, exit_code FROM log").all());
+    expect(rows).toEqual([
+      expect.toSatisfy(
+        (row: { attr_path: string; exit_code: number }) =>
+          (row.attr_path === "finisher" && row.exit_code === 5) ||
+          (row.attr_path === "slow" && row.exit_code === 143),
+      ),
+    ]);
+    expect(worker.stderr()).toContain("reported the last job before stopping");
     expect(await runCli(["worker", p.socket]).exited).toBe(64);
     expect(await runCli(["worker", p.socket, "--timeout", "soon", "--", "true"]).exited).toBe(64);
     const badSize = runCli(["worker", p.socket, "--max-memory", "5T", "--", "true"]);

@@ -172,9 +172,9 @@ describe("runWorker", () => {
     expect(sup.storage.db.prepare("SELECT exit_code FROM log").get()).toEqual({ exit_code: 3 });
   });
 
-  it("on abort, aborts run's signal, waits for it, and sends no DONE; an aborted signal never connects", async () => {
+  it("on abort, aborts run's signal, waits for it, and reports its exit code with QUIT (no next job); an aborted signal never connects", async () => {
     const p = paths();
-    const received = await fakeServer(p.socket, () => "JOB a 1\n");
+    const received = await fakeServer(p.socket, (line) => (line === "READY" ? "JOB a 1\n" : "NOJOBS\n"));
     const controller = new AbortController();
     let settled = false;
     const done = runWorker({
@@ -185,7 +185,7 @@ describe("runWorker", () => {
           signal.addEventListener("abort", () =>
             setTimeout(() => {
               settled = true;
-              resolve(0);
+              resolve(7);
             }, 50),
           ),
         ),
@@ -194,8 +194,26 @@ describe("runWorker", () => {
     controller.abort();
     await done;
     expect(settled).toBe(true);
-    expect(received).toEqual(["READY"]);
+    expect(received).toEqual(["READY", "QUIT a 7"]);
     await runWorker({ socket: p.socket, signal: AbortSignal.abort(), run: async () => 0 });
+    expect(received).toEqual(["READY", "QUIT a 7"]);
+  });
+
+  it("on abort, reports nothing for a job whose run rejects: its exit code is not known", async () => {
+    const p = paths();
+    const received = await fakeServer(p.socket, () => "JOB a 1\n");
+    const controller = new AbortController();
+    const done = runWorker({
+      socket: p.socket,
+      signal: controller.signal,
+      run: (_job, signal) =>
+        new Promise<number>((_resolve, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason)),
+        ),
+    });
+    await waitFor(() => received.length === 1, 10_000, "READY");
+    controller.abort();
+    await done;
     expect(received).toEqual(["READY"]);
   });
 

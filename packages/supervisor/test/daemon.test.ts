@@ -271,6 +271,22 @@ describe("protocol", () => {
     expect(await exchange(p.socket, "READY\r\n")).toBe("NOJOBS\n");
   });
 
+  it("records QUIT as DONE, answers NOJOBS and hands out nothing: the worker is leaving", async () => {
+    const { p, sup } = await withJobs("a 1\nb 2\n");
+    const done: unknown[] = [];
+    sup.on("done", (e) => done.push(e));
+    const first = await exchange(p.socket, "READY\n");
+    const attr = first.split(" ")[1]!;
+    expect(await exchange(p.socket, `QUIT ${attr} 5\n`)).toBe("NOJOBS\n");
+    expect(sup.storage.db.prepare("SELECT attr_path, exit_code FROM log").all()).toEqual([
+      { attr_path: attr, exit_code: 5 },
+    ]);
+    expect(sup.stats()).toMatchObject({ dispatched: 1, finished: 1 });
+    expect(done).toEqual([expect.objectContaining({ attrPath: attr, exitCode: 5 })]);
+    expect(await exchange(p.socket, "READY\n")).toMatch(/^JOB [ab] \d\n$/); // the other job is still there
+    expect(await exchange(p.socket, "QUIT\n")).toBe(""); // malformed, as a DONE without arguments
+  });
+
   it("accepts DONE with extra fields, a signed code, and an unknown path", async () => {
     const { p, sup } = await withJobs("a 1\n");
     expect(await exchange(p.socket, "DONE nobody -3 extra fields\n")).toBe("JOB a 1\n");
