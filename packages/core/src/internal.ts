@@ -12,16 +12,11 @@ export {
   signalExitCode,
   UsageError,
 } from "./command-line.js";
+export { type DurationBounds, durationMs } from "./duration-option.js";
 export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
+export { isLogger, loggerOption } from "./logger-option.js";
 export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
-export {
-  describeValue,
-  isLogger,
-  loggerOption,
-  optionError,
-  parseOptions,
-  type XErrorClass,
-} from "./options.js";
+export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";
 export {
   type HttpAnswer,
   type HttpRoutes,
