@@ -4,6 +4,13 @@
  * the toolkit's own packages, not for applications.
  */
 export {
+  type CliProgram,
+  type CliStreams,
+  cliProgram,
+  infoFlagOptions,
+  infoFlagsHelp,
+} from "./cli-program.js";
+export {
   ExitCode,
   exitQuietlyOnBrokenPipe,
   onShutdownSignals,
@@ -14,6 +21,13 @@ export {
 } from "./command-line.js";
 export { type DurationBounds, durationMs } from "./duration-option.js";
 export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
+export {
+  createCommandLogger,
+  type LogFlags,
+  logFlagOptions,
+  logFlagsHelp,
+  readLogFlags,
+} from "./log-flags.js";
 export { isLogger, loggerOption } from "./logger-option.js";
 export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
 export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";

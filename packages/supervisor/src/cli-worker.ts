@@ -1,6 +1,14 @@
-import { createConsoleLogger, XError } from "@x/core";
-import { ExitCode, onShutdownSignals, signalExitCode } from "@x/core/internal";
+import { XError } from "@x/core";
+import {
+  createCommandLogger,
+  ExitCode,
+  infoFlagsHelp,
+  logFlagsHelp,
+  onShutdownSignals,
+  signalExitCode,
+} from "@x/core/internal";
 import { parseWorkerArgs } from "./cli-args.js";
+import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { ErrorCode } from "./errors.js";
@@ -25,7 +33,8 @@ ${tlsFileUsage}
   --max-memory SIZE       memory limit of the job's process tree: bytes, or with a K, M or G suffix
                           (×1024: 500K, 512M, 8G); reports 125
   --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
-  --help                  this help
+${logFlagsHelp(26)}
+${infoFlagsHelp(26)}
 
 The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation) and exits 0 without
 reporting it; the same signal again (or the other one, 2 s or more later) kills the command's process group
@@ -35,12 +44,10 @@ and exits 130 or 143.
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
 export async function workerCommand(args: string[]): Promise<number> {
   const line = parseWorkerArgs(args);
-  if (line.help) {
-    process.stdout.write(workerUsage);
-    return ExitCode.OK;
-  }
+  const answered = cli.answer(line, workerUsage);
+  if (answered !== undefined) return answered;
   const { tls, timeoutMs, maxMemoryBytes, idleDelayMs } = line;
-  const logger = createConsoleLogger({ name: "x-supervisor worker" });
+  const logger = createCommandLogger("x-supervisor worker", line.log);
   if (tls !== undefined) {
     try {
       await readTlsFiles(tls);
