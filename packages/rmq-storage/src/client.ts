@@ -190,6 +190,11 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     return { url: redactUrl(this.#options.url), prefix: this.#options.prefix };
   }
 
+  /** What `String()` shows: `RmqStorageClient amqp://user:***@host/`, the URL's password as `***`. */
+  override toString(): string {
+    return `RmqStorageClient ${this.toJSON().url}`;
+  }
+
   private constructor(options: z.output<typeof optionsSchema>) {
     super();
     this.#options = options;

@@ -188,6 +188,11 @@ export class PostgresStorage extends BaseStorage {
     return { url: this.#shown, schema: this.#s };
   }
 
+  /** What `String()` shows: `PostgresStorage postgres://user:***@host/db`, the password as `***`. */
+  override toString(): string {
+    return `PostgresStorage ${this.#shown}`;
+  }
+
   private constructor(pool: pg.Pool, schema: string, logger: Logger, shown: string) {
     super(logger);
     this.#shown = shown;

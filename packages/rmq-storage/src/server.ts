@@ -193,6 +193,12 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     };
   }
 
+  /** What `String()` shows: `RmqStorageServer <broker URL> <storage>`, the passwords as `***`. */
+  override toString(): string {
+    const { url, storage } = this.toJSON();
+    return `RmqStorageServer ${url} ${storage}`;
+  }
+
   private constructor(options: Parsed) {
     super();
     this.#options = options;
