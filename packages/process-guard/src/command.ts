@@ -77,7 +77,7 @@ export interface GuardCommandLine {
 /**
  * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
  * after it is the command's (`util.parseArgs` would go on reading options after a positional). Durations and
- * sizes are read by `@x/core`'s `parseDurationMs` and `parseSizeBytes`.
+ * sizes are read by `parseDurationMs` and `parseSizeBytes` of `@x/core/internal`.
  *
  * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit
  */

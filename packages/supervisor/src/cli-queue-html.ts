@@ -4,8 +4,9 @@ import { writeQueueHtml } from "./queue-html.js";
 
 export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html>
 
-Writes a static HTML page of the queue, as the original's update_queue.py did: the cycle time per fetcher and
-every waiting entry in dispatch order (position, attribute path, fetcher, payload, waiting since). Reads <db>
+Writes a static HTML page of the queue, to serve in place of the one the original's update_queue.py makes:
+the cycle time per fetcher and every waiting entry in dispatch order (position, attribute path, fetcher,
+payload, waiting since), where update_queue.py lists number, attribute path and payload only. Reads <db>
 read-only (safe while the daemon runs); <out.html> is replaced atomically. Run it from a timer and serve the
 file with any web server.
 
