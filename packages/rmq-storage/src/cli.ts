@@ -255,9 +255,14 @@ async function main(argv: string[]): Promise<number> {
   const stopExitingOnBrokenPipe = exitQuietlyOnBrokenPipe();
   try {
     if (isCommand(command)) return await commands[command](rest, stopExitingOnBrokenPipe);
-    if (command === "--help" || command === "-h" || command === "help")
-      return answer({ info: true, help: true, version: false }, usage.main);
-    if (command === "--version") return answer({ info: true, help: false, version: true }, usage.main);
+    const answered = cli.answer(
+      {
+        help: command === "--help" || command === "-h" || command === "help",
+        version: command === "--version",
+      },
+      usage.main,
+    );
+    if (answered !== undefined) return answered;
     throw new UsageError(
       command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
     );

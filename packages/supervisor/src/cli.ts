@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { XError } from "@x/core";
-import { ExitCode, exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
+import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
 import { cli } from "./cli-program.js";
 import { queueHtmlCommand } from "./cli-queue-html.js";
 import { serveCommand } from "./cli-serve.js";
@@ -39,9 +39,11 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   try {
     if (isCommand(command)) return await commands[command](args);
-    if (command === "help") return cli.answer({ help: true }, usage) ?? ExitCode.OK;
     const answered = cli.answer(
-      { help: command === "--help" || command === "-h", version: command === "--version" },
+      {
+        help: command === "--help" || command === "-h" || command === "help",
+        version: command === "--version",
+      },
       usage,
     );
     if (answered !== undefined) return answered;
