@@ -1,15 +1,18 @@
 // Packs every package as npm would publish it and checks the tarball: publint, @arethetypeswrong/cli
 // (ESM-only profile), and its contents (dist/, LICENSE, README.md, CHANGELOG.md, nothing from tests or
-// benchmarks). Exits non-zero when any package fails.
+// benchmarks, no relative link or image in the README to a file the tarball does not hold: the registry's
+// page would show it dead). Exits non-zero when any package fails.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { deadLinks } from "./pack/readme-links.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const packagesDir = join(root, "packages");
 const out = mkdtempSync(join(tmpdir(), "x-pack-"));
 let failures = 0;
+let dead = 0;
 
 for (const name of readdirSync(packagesDir)) {
   const dir = join(packagesDir, name);
@@ -29,6 +32,7 @@ for (const name of readdirSync(packagesDir)) {
   }
 }
 rmSync(out, { recursive: true, force: true });
+console.log(`check:pack: ${dead} dead links or images in the packed READMEs`);
 
 /** Throws unless the tarball holds what a user needs and nothing from tests or benchmarks. */
 function checkContents(tarball) {
@@ -52,6 +56,12 @@ function checkContents(tarball) {
   const license = execFileSync("tar", ["-xOzf", tarball, "package/LICENSE"], { encoding: "utf8" });
   if (license !== readFileSync(join(root, "LICENSE"), "utf8"))
     throw new Error("its LICENSE differs from the root's");
+  const readme = execFileSync("tar", ["-xOzf", tarball, "package/README.md"], { encoding: "utf8" });
+  const links = deadLinks(readme, files);
+  dead += links.length;
+  for (const { line, target } of links)
+    console.error(`  README.md:${line}: ${target} is not in the tarball (link to the repository instead)`);
+  if (links.length > 0) throw new Error(`its README has ${links.length} dead links or images`);
 }
 
 /** Runs a pnpm command; its output is shown only when it fails. */

@@ -41,6 +41,11 @@ describe("Dependency", () => {
     [{ downtimeThresholdMs: Number.NaN }, "downtimeThresholdMs", "NaN"],
     [{ downtimeThresholdMs: Number.POSITIVE_INFINITY }, "downtimeThresholdMs", "Infinity"],
     [{ downtimeThresholdMs: "600000" }, "downtimeThresholdMs", '"600000"'],
+    [
+      { downtimeThresholdMs: 2 ** 31 },
+      "downtimeThresholdMs",
+      "2147483648 (expected a duration in ms from 0 to",
+    ],
     [{ downtimeCheck: "yes" }, "downtimeCheck", '"yes"'],
     [{ recoveryCheck: 1 }, "recoveryCheck", "1"],
     [{ downtimeThreshold: 5 }, "downtimeThreshold", "5"],

@@ -1,4 +1,4 @@
-import { parseOptions } from "@x/core/internal";
+import { durationMs, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import type { Checkpoint } from "./checkpoint.js";
 import { describeObject } from "./describe.js";
@@ -41,10 +41,7 @@ const check = z.custom<DependencyCheck>((value) => typeof value === "function", 
 
 const schema = z.strictObject({
   stream: z.unknown().optional(),
-  downtimeThresholdMs: z
-    .number({ error: "a finite number of milliseconds ≥ 0" })
-    .min(0, { error: "a finite number of milliseconds ≥ 0" })
-    .default(600_000),
+  downtimeThresholdMs: durationMs().default(600_000),
   downtimeCheck: check.optional(),
   recoveryCheck: check.optional(),
 });

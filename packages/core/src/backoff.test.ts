@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Backoff, backoffDelay } from "./backoff.js";
+import { Backoff, type BackoffOptions, backoffDelay } from "./backoff.js";
+import { XError } from "./x-error.js";
 
 describe("backoffDelay", () => {
   it("grows by the factor from the initial delay when jitter is off", () => {
@@ -63,5 +64,46 @@ describe("Backoff", () => {
     backoff.reset();
     expect(backoff.attempt).toBe(0);
     expect(backoff.next()).toBe(10);
+  });
+});
+
+describe("Backoff and backoffDelay options", () => {
+  const refusal = (run: () => unknown): string => {
+    try {
+      run();
+    } catch (error) {
+      expect(XError.is(error, "ERR_X_CORE_INVALID_OPTION")).toBe(true);
+      return (error as Error).message;
+    }
+    throw new Error("accepted");
+  };
+
+  it.each([
+    [{ initialMs: -1 }, /invalid option initialMs: -1 \(expected a duration in ms from 0 to 2147483647/],
+    [{ initialMs: Number.NaN }, /invalid option initialMs: NaN/],
+    [{ maxMs: 2 ** 31 }, /invalid option maxMs: 2147483648 .*longest timer/],
+    [{ maxMs: Number.POSITIVE_INFINITY }, /invalid option maxMs: Infinity/],
+    [{ initalMs: 10 }, /invalid option initalMs: 10 \(expected no such option\)/],
+    [{ jitter: 2 }, /invalid option jitter: 2 \(expected a fraction from 0 to 1, or "full"\)/],
+    [{ jitter: -0.1 }, /invalid option jitter/],
+    [{ jitter: "half" }, /invalid option jitter/],
+    [{ factor: 0.5 }, /invalid option factor: 0.5 \(expected a finite number ≥ 1\)/],
+    [{ random: 0.5 }, /invalid option random/],
+  ])("refuses %j in both forms", (options, message) => {
+    expect(refusal(() => new Backoff(options as BackoffOptions))).toMatch(message);
+    expect(refusal(() => backoffDelay(0, options as BackoffOptions))).toMatch(message);
+  });
+
+  it.each([Number.NaN, -1, 1.5, Number.POSITIVE_INFINITY])("refuses attempt %s", (attempt) => {
+    expect(refusal(() => backoffDelay(attempt))).toMatch(
+      /invalid option attempt: .* \(expected an integer ≥ 0\)/,
+    );
+  });
+
+  it("accepts the bounds: zero delays, the longest timer, jitter 0 and 1", () => {
+    expect(backoffDelay(5_000, { initialMs: 0, jitter: 0 })).toBe(0);
+    expect(backoffDelay(60, { maxMs: 2 ** 31 - 1, jitter: 0 })).toBe(2 ** 31 - 1);
+    expect(backoffDelay(0, { initialMs: 1_000, jitter: 1, random: () => 0.5 })).toBe(1_000);
+    expect(new Backoff({ initialMs: 10, factor: 1, jitter: 0 }).next()).toBe(10);
   });
 });

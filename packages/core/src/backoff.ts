@@ -1,3 +1,7 @@
+import { z } from "zod";
+import { durationMs } from "./duration-option.js";
+import { optionError, parseOptions } from "./options.js";
+
 /** Options of {@link backoffDelay} and {@link Backoff}. All durations in milliseconds. */
 export interface BackoffOptions {
   /** The first delay, in ms. Default 100. */
@@ -15,6 +19,34 @@ export interface BackoffOptions {
   random?: () => number;
 }
 
+const INVALID_OPTION = "ERR_X_CORE_INVALID_OPTION";
+const jitterError = 'a fraction from 0 to 1, or "full"';
+
+const optionsSchema = z.strictObject({
+  initialMs: durationMs().default(100),
+  factor: z.number({ error: "a finite number ≥ 1" }).min(1, { error: "a finite number ≥ 1" }).default(2),
+  maxMs: durationMs().default(5_000),
+  jitter: z
+    .union(
+      [
+        z.number({ error: jitterError }).min(0, { error: jitterError }).max(1, { error: jitterError }),
+        z.literal("full"),
+      ],
+      {
+        error: jitterError,
+      },
+    )
+    .default(0.2),
+  random: z
+    .custom<() => number>((value) => typeof value === "function", { error: "a function returning [0, 1)" })
+    .default(() => Math.random),
+});
+
+type ParsedOptions = z.output<typeof optionsSchema>;
+
+const parse = (options: BackoffOptions): ParsedOptions =>
+  parseOptions(optionsSchema, options, INVALID_OPTION);
+
 /**
  * The delay before retry number `attempt` (0 for the first retry): `initialMs × factor^attempt`, capped at
  * `maxMs`, then drawn uniformly from ±`jitter` around that, cut at `maxMs`; or, with `jitter: "full"`,
@@ -24,11 +56,21 @@ export interface BackoffOptions {
  * @param attempt - how many retries were already made, an integer ≥ 0
  * @param options - see {@link BackoffOptions}
  * @returns the delay in milliseconds
+ * @throws XError `ERR_X_CORE_INVALID_OPTION` for an `attempt` that is not an integer ≥ 0, an unknown option,
+ *   or a bad value (a negative or NaN duration, one beyond `MAX_DURATION_MS` of `@x/core/internal`, about
+ *   24.8 days, a `factor` below 1, a `jitter` outside [0, 1])
  */
 export function backoffDelay(attempt: number, options: BackoffOptions = {}): number {
-  const { initialMs = 100, factor = 2, maxMs = 5_000, jitter = 0.2, random = Math.random } = options;
-  const base = Math.min(maxMs, initialMs * factor ** Math.max(0, attempt));
-  if (jitter === "full") return random() * Math.max(0, base);
+  if (!Number.isSafeInteger(attempt) || attempt < 0)
+    throw optionError(INVALID_OPTION, "attempt", attempt, "an integer ≥ 0");
+  return delay(attempt, parse(options));
+}
+
+function delay(attempt: number, options: ParsedOptions): number {
+  const { initialMs, factor, maxMs, jitter, random } = options;
+  // 0 × Infinity would be NaN: a zero first delay stays zero however many attempts
+  const base = initialMs === 0 ? 0 : Math.min(maxMs, initialMs * factor ** attempt);
+  if (jitter === "full") return random() * base;
   const low = Math.max(0, base * (1 - jitter));
   const high = Math.min(maxMs, base * (1 + jitter));
   return low + random() * (high - low);
@@ -48,12 +90,15 @@ export function backoffDelay(attempt: number, options: BackoffOptions = {}): num
  * ```
  */
 export class Backoff {
-  readonly #options: BackoffOptions;
+  readonly #options: ParsedOptions;
   #attempt = 0;
 
-  /** @param options - see {@link BackoffOptions} */
+  /**
+   * @param options - see {@link BackoffOptions}
+   * @throws XError `ERR_X_CORE_INVALID_OPTION` for an unknown option or a bad value, as {@link backoffDelay}
+   */
   constructor(options: BackoffOptions = {}) {
-    this.#options = options;
+    this.#options = parse(options);
   }
 
   /** Retries made since the last reset. */
@@ -63,7 +108,7 @@ export class Backoff {
 
   /** The delay, in ms, to wait before the next retry; each call grows it until the cap. */
   next(): number {
-    return backoffDelay(this.#attempt++, this.#options);
+    return delay(this.#attempt++, this.#options);
   }
 
   /** Starts again from `initialMs`, typically after a success. */

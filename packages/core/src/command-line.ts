@@ -33,7 +33,12 @@ export function parseCommandLine<T extends ParseArgsConfig>(config: T): ReturnTy
   try {
     return parseArgs(config);
   } catch (cause) {
-    throw new UsageError(cause instanceof Error ? cause.message : String(cause), { cause });
+    const message = cause instanceof Error ? cause.message : String(cause);
+    // "Unknown option '--x'. To specify a positional argument starting with a '-', …": the first sentence says it
+    const unknown = (cause as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION";
+    throw new UsageError(unknown ? message.replace(/\. To specify a positional .*$/s, "") : message, {
+      cause,
+    });
   }
 }
 

@@ -4,6 +4,13 @@
  * the toolkit's own packages, not for applications.
  */
 export {
+  type CliProgram,
+  type CliStreams,
+  cliProgram,
+  infoFlagOptions,
+  infoFlagsHelp,
+} from "./cli-program.js";
+export {
   ExitCode,
   exitQuietlyOnBrokenPipe,
   ignoreBrokenPipe,
@@ -14,16 +21,18 @@ export {
   signalExitCode,
   UsageError,
 } from "./command-line.js";
+export { type DurationBounds, durationMs } from "./duration-option.js";
 export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
-export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
 export {
-  describeValue,
-  isLogger,
-  loggerOption,
-  optionError,
-  parseOptions,
-  type XErrorClass,
-} from "./options.js";
+  createCommandLogger,
+  type LogFlags,
+  logFlagOptions,
+  logFlagsHelp,
+  readLogFlags,
+} from "./log-flags.js";
+export { isLogger, loggerOption } from "./logger-option.js";
+export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
+export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";
 export {
   type HttpAnswer,
   type HttpRoutes,

@@ -1,3 +1,7 @@
+import { z } from "zod";
+import { logValue } from "./log-value.js";
+import { parseOptions } from "./options.js";
+
 /**
  * One logging method, shaped like pino's: an object of fields and a message, or a message alone.
  */
@@ -40,25 +44,46 @@ export interface ConsoleLoggerOptions {
   name?: string;
 }
 
+const levelNames = ["debug", "info", "warn", "error", "silent"] as const satisfies readonly LogLevel[];
+
+const optionsSchema = z.strictObject({
+  level: z
+    .enum(levelNames, { error: `one of ${levelNames.map((l) => `"${l}"`).join(", ")}` })
+    .default("info"),
+  stream: z
+    .custom<NodeJS.WritableStream>(
+      (value) => typeof (value as { write?: unknown } | null)?.write === "function",
+      { error: "a writable stream (with write())" },
+    )
+    .default(() => process.stderr),
+  json: z.boolean({ error: "true or false" }).default(false),
+  name: z.string({ error: "a string" }).optional(),
+});
+
 /**
  * A small logger for command-line tools: plain `time LEVEL [name] message key=value` lines, or JSON lines.
+ * Fields may hold anything: errors keep their `name`, `message`, `stack` (JSON lines only), own fields and
+ * `cause`, as pino's `err` serializer keeps them; a value that contains itself shows `"[Circular]"` instead of
+ * throwing.
  *
  * @param options - level, stream, JSON output and name; see {@link ConsoleLoggerOptions}
+ * @throws XError `ERR_X_CORE_INVALID_OPTION` for an unknown option or a bad value (`level: "INFO"`)
  */
 export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger {
-  const { level = "info", stream = process.stderr, json = false, name } = options;
+  const { level, stream, json, name } = parseOptions(optionsSchema, options, "ERR_X_CORE_INVALID_OPTION");
   const threshold = level === "silent" ? Number.POSITIVE_INFINITY : logLevels[level];
 
   const method = (levelName: keyof typeof logLevels): LogFn => {
     if (logLevels[levelName] < threshold) return noop;
     return (first: object | string, message?: string) => {
-      const fields = typeof first === "string" ? {} : first;
-      const msg = typeof first === "string" ? first : (message ?? "");
+      // an error alone is logged as pino logs it: under `err`, its message as the line's
+      const fields = typeof first === "string" ? {} : first instanceof Error ? { err: first } : first;
+      const msg =
+        typeof first === "string" ? first : (message ?? (first instanceof Error ? first.message : ""));
       const time = new Date();
       const line = json
         ? JSON.stringify(
-            { level: logLevels[levelName], time: time.getTime(), name, msg, ...fields },
-            jsonValue,
+            logValue({ level: logLevels[levelName], time: time.getTime(), name, msg, ...fields }),
           )
         : formatPlain(time, levelName, name, msg, fields);
       stream.write(`${line}\n`);
@@ -78,15 +103,9 @@ function formatPlain(
   if (name) parts.push(`[${name}]`);
   if (msg) parts.push(msg);
   for (const [key, value] of Object.entries(fields)) {
-    parts.push(`${key}=${typeof value === "string" ? value : JSON.stringify(value, jsonValue)}`);
+    parts.push(
+      `${key}=${typeof value === "string" ? value : JSON.stringify(logValue(value, { stack: false }))}`,
+    );
   }
   return parts.join(" ");
-}
-
-function jsonValue(_key: string, value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (value instanceof Error) {
-    return { name: value.name, message: value.message, ...(value as { code?: string }) };
-  }
-  return value;
 }

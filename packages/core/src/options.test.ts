@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { silentLogger } from "./logger.js";
-import { describeValue, isLogger, loggerOption, optionError, parseOptions } from "./options.js";
+import { isLogger, loggerOption } from "./logger-option.js";
+import { describeValue, optionError, parseOptions } from "./options.js";
 import { XError } from "./x-error.js";
 
 class PackageError extends XError {}

@@ -1,5 +1,4 @@
-import { z } from "zod";
-import { type Logger, silentLogger } from "./logger.js";
+import type { z } from "zod";
 import { XError, type XErrorOptions } from "./x-error.js";
 
 /** A constructor of `XError` or of one of its subclasses that keeps the base signature. */
@@ -87,18 +86,3 @@ export function parseOptions<S extends z.ZodType>(
   );
   throw optionError(code, option, value, expected, ErrorClass, result.error);
 }
-
-/** Whether `value` can serve as a {@link Logger}: an object with `debug`, `info`, `warn` and `error` functions. */
-export function isLogger(value: unknown): value is Logger {
-  if (typeof value !== "object" || value === null) return false;
-  const methods = value as Record<string, unknown>;
-  return ["debug", "info", "warn", "error"].every((level) => typeof methods[level] === "function");
-}
-
-/**
- * The zod field of every `logger` option in the toolkit: a pino-shaped {@link Logger}, defaulting to
- * {@link silentLogger}.
- */
-export const loggerOption = z
-  .custom<Logger>(isLogger, { error: "a logger with debug, info, warn and error functions" })
-  .default(() => silentLogger);

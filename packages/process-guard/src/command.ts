@@ -2,9 +2,18 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { ExitCode, parseDurationMs, parseSizeBytes, UsageError } from "@x/core/internal";
+import {
+  cliProgram,
+  ExitCode,
+  infoFlagsHelp,
+  parseDurationMs,
+  parseSizeBytes,
+  UsageError,
+} from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
 import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
+
+const cli = cliProgram("x-guard", import.meta.url);
 
 const usage = `Usage: x-guard [options] [--] <command> [args…]
 
@@ -21,7 +30,7 @@ Options:
                         or with a K, M or G suffix (×1024): 512M, 1.5G, 100KiB
   --send-kill           the last level sends SIGKILL instead of SIGTERM
   --progress-on-output  restart the time limit whenever the command writes to stdout or stderr
-  -h, --help            show this help
+${infoFlagsHelp(24)}
 
 At least one of --timeout and --max-memory is required.
 
@@ -60,18 +69,26 @@ export interface GuardCommandLine {
   sendKill: boolean;
   progressOnOutput: boolean;
   help: boolean;
+  /** `--version`. */
+  version: boolean;
   command: string[];
 }
 
 /**
  * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
  * after it is the command's (`util.parseArgs` would go on reading options after a positional). Durations and
- * sizes are read by `@x/core`'s `parseDurationMs` and `parseSizeBytes`.
+ * sizes are read by `parseDurationMs` and `parseSizeBytes` of `@x/core/internal`.
  *
  * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit
  */
 export function parseGuardArgs(args: string[]): GuardCommandLine {
-  const line: GuardCommandLine = { sendKill: false, progressOnOutput: false, help: false, command: [] };
+  const line: GuardCommandLine = {
+    sendKill: false,
+    progressOnOutput: false,
+    help: false,
+    version: false,
+    command: [],
+  };
   let i = 0;
   const value = (name: string, inline: string | undefined): string => {
     if (inline !== undefined) return inline;
@@ -116,6 +133,9 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
       case "--help":
         line.help = flag();
         return line;
+      case "--version":
+        line.version = flag();
+        return line;
       default:
         throw new UsageError(`unknown option ${name}`);
     }
@@ -135,7 +155,7 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
   let line: GuardCommandLine;
   try {
     line = parseGuardArgs(args);
-    if (!line.help) {
+    if (!line.help && !line.version) {
       if (line.timeoutMs === undefined && line.maxMemoryBytes === undefined) {
         throw new UsageError("give --timeout or --max-memory (or both)");
       }
@@ -143,13 +163,10 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    stderr.write(`x-guard: ${error.message}\n\n${usage}`);
-    return GuardExit.USAGE;
+    return cli.usageError(error);
   }
-  if (line.help) {
-    process.stdout.write(usage);
-    return 0;
-  }
+  const answered = cli.answer(line, usage);
+  if (answered !== undefined) return answered;
 
   const [file, ...rest] = line.command as [string, ...string[]];
   const pipesBack = pipes?.whileCommandRuns();

@@ -65,12 +65,18 @@ describe("x-guard: usage", () => {
     expect((await inProcess(["-h"])).stdout).toBe(stdout);
   });
 
-  it("exits 64 with usage on stderr for a bad command line", async () => {
+  it("exits 64 for a bad command line, with one line and a pointer to the help on stderr", async () => {
     const { code, stdout, stderr } = await run(["--nope", "--", "true"]);
     expect(code).toBe(64);
     expect(stdout).toBe("");
-    expect(stderr).toContain("x-guard: unknown option --nope");
-    expect(stderr).toContain("Usage: x-guard");
+    expect(stderr).toBe("x-guard: unknown option --nope\nTry 'x-guard --help' for more information.\n");
+  });
+
+  it("prints its name and version for --version, as x-supervisor and x-rmq-storage do", async () => {
+    const { version } = JSON.parse(await readFile(join(packageDir, "package.json"), "utf8"));
+    expect(await run(["--version"])).toMatchObject({ code: 0, stdout: `x-guard ${version}\n`, stderr: "" });
+    expect((await inProcess(["--timeout", "1", "--version"])).stdout).toBe(`x-guard ${version}\n`);
+    expect((await inProcess(["--version=1"])).code).toBe(64);
   });
 
   it.each([
@@ -88,7 +94,11 @@ describe("x-guard: usage", () => {
     expect(code).toBe(64);
     expect(stdout).toBe("");
     expect(stderr).toContain(message);
-    expect(stderr).toContain("Usage: x-guard");
+    expect(stderr.split("\n")).toEqual([
+      expect.stringMatching(/^x-guard: /),
+      "Try 'x-guard --help' for more information.",
+      "",
+    ]);
   });
 
   it("parses options first, durations to ms and sizes to bytes; -- or the first non-option starts the command", () => {
@@ -101,6 +111,7 @@ describe("x-guard: usage", () => {
       sendKill: false,
       progressOnOutput: false,
       help: false,
+      version: false,
       command: ["ls", "--timeout", "x"],
     });
     expect(parseGuardArgs(["--send-kill", "--progress-on-output", "--", "-x"])).toMatchObject({

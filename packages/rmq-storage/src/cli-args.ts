@@ -1,7 +1,15 @@
 import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { type LogLevel, logLevels } from "@x/core";
-import { parseCommandLine, parseDurationMs, parseListenAddress, UsageError } from "@x/core/internal";
+import {
+  infoFlagOptions,
+  type LogFlags,
+  logFlagOptions,
+  parseCommandLine,
+  parseDurationMs,
+  parseListenAddress,
+  readLogFlags,
+  UsageError,
+} from "@x/core/internal";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { parseRanges } from "./ranges.js";
 
@@ -93,9 +101,22 @@ const standby = (value: string | undefined): number | undefined => {
   return ms;
 };
 
+/** A command line that asks for `--help` or `--version`: it is answered, and not read further. */
+export interface InfoRequest {
+  info: true;
+  help: boolean;
+  version: boolean;
+}
+
+/** The {@link InfoRequest} of parsed flags, if they make one. */
+const infoRequest = (values: { help?: boolean; version?: boolean }): InfoRequest | undefined =>
+  values.help || values.version
+    ? { info: true, help: values.help === true, version: values.version === true }
+    : undefined;
+
 /** `x-rmq-storage serve`'s command line, read by {@link parseServeArgs}. */
 export interface ServeCommandLine {
-  help: boolean;
+  info: false;
   amqp: UrlSource;
   storage: UrlSource;
   maxItemsPerWrite: number | undefined;
@@ -108,8 +129,8 @@ export interface ServeCommandLine {
   readyFd: string | undefined;
   /** `--metrics` and `--management`: where to serve `/metrics`, and the management API it reads. */
   metrics: { host: string; port: number; management?: string } | undefined;
-  logLevel: LogLevel;
-  jsonLogs: boolean;
+  /** `--log-level`, `--log-json` (`--json-logs`, deprecated). */
+  log: LogFlags;
 }
 
 /**
@@ -118,7 +139,7 @@ export interface ServeCommandLine {
  *
  * @throws UsageError for an unknown flag, a missing URL, or a bad value
  */
-export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | { help: true } {
+export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | InfoRequest {
   const { values } = parseCommandLine({
     args,
     options: {
@@ -136,12 +157,12 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       "ready-fd": { type: "string" },
       metrics: { type: "string" },
       management: { type: "string" },
-      "log-level": { type: "string" },
-      "json-logs": { type: "boolean" },
-      help: { type: "boolean", short: "h" },
+      ...logFlagOptions,
+      ...infoFlagOptions,
     },
   });
-  if (values.help) return { help: true };
+  const info = infoRequest(values);
+  if (info) return info;
   const amqp = urlSource("serve", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL);
   const storage = urlSource(
     "serve",
@@ -156,15 +177,11 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     throw new UsageError(
       `--ranges expects hex digits and spans such as 0-7 or 0,3,a-c, got ${JSON.stringify(values.ranges)}`,
     );
-  const level = values["log-level"] ?? "info";
-  if (!Object.hasOwn(logLevels, level) && level !== "silent")
-    throw new UsageError(
-      `--log-level expects debug, info, warn, error or silent, got ${JSON.stringify(level)}`,
-    );
+  const log = readLogFlags(values);
   if (values.management !== undefined && values.metrics === undefined)
     throw new UsageError("--management is read by --metrics: give both, or neither");
   return {
-    help: false,
+    info: false,
     amqp,
     storage,
     maxItemsPerWrite: positiveInt("--max-items-per-write", values["max-items-per-write"]),
@@ -182,14 +199,13 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
             ...parseListenAddress("--metrics", values.metrics),
             ...(values.management === undefined ? {} : { management: values.management }),
           },
-    logLevel: level as LogLevel,
-    jsonLogs: values["json-logs"] === true,
+    log,
   };
 }
 
 /** `x-rmq-storage stats`'s command line, read by {@link parseStatsArgs}. */
 export interface StatsCommandLine {
-  help: boolean;
+  info: false;
   amqp: UrlSource;
   management: string | undefined;
   prefix: string | undefined;
@@ -201,7 +217,7 @@ export interface StatsCommandLine {
  *
  * @throws UsageError for an unknown flag or a missing URL
  */
-export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | { help: true } {
+export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | InfoRequest {
   const { values } = parseCommandLine({
     args,
     options: {
@@ -210,12 +226,13 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
       management: { type: "string" },
       prefix: { type: "string" },
       json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
+      ...infoFlagOptions,
     },
   });
-  if (values.help) return { help: true };
+  const info = infoRequest(values);
+  if (info) return info;
   return {
-    help: false,
+    info: false,
     amqp: urlSource("stats", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL),
     management: values.management,
     prefix: values.prefix,
@@ -225,7 +242,7 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
 
 /** `x-rmq-storage teardown`'s command line, read by {@link parseTeardownArgs}. */
 export interface TeardownCommandLine {
-  help: boolean;
+  info: false;
   amqp: UrlSource;
   prefix: string | undefined;
   force: boolean;
@@ -239,7 +256,7 @@ export interface TeardownCommandLine {
  *
  * @throws UsageError for an unknown flag or a missing URL
  */
-export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandLine | { help: true } {
+export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandLine | InfoRequest {
   const { values } = parseCommandLine({
     args,
     options: {
@@ -249,10 +266,11 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
       force: { type: "boolean" },
       "drop-storage": { type: "string" },
       "drop-storage-file": { type: "string" },
-      help: { type: "boolean", short: "h" },
+      ...infoFlagOptions,
     },
   });
-  if (values.help) return { help: true };
+  const info = infoRequest(values);
+  if (info) return info;
   const drop =
     values["drop-storage"] === undefined && values["drop-storage-file"] === undefined
       ? undefined
@@ -265,7 +283,7 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
           undefined,
         );
   return {
-    help: false,
+    info: false,
     amqp: urlSource("teardown", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL),
     prefix: values.prefix,
     force: values.force === true,

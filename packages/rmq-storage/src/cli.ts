@@ -1,20 +1,26 @@
 #!/usr/bin/env node
-import { createConsoleLogger, XError } from "@x/core";
+import { XError } from "@x/core";
 import {
+  cliProgram,
+  createCommandLogger,
   ExitCode,
   exitQuietlyOnBrokenPipe,
   ignoreBrokenPipe,
+  infoFlagsHelp,
+  logFlagsHelp,
   onShutdownSignals,
   redactUrl,
   UsageError,
 } from "@x/core/internal";
-import { parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl } from "./cli-args.js";
+import { type InfoRequest, parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl } from "./cli-args.js";
 import { ErrorCode } from "./errors.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
 import { queueStats } from "./stats.js";
 import { isStorageSpec, openStorage } from "./storage-spec.js";
 import { deleteTopology } from "./teardown.js";
+
+const cli = cliProgram("x-rmq-storage", import.meta.url);
 
 const usage = {
   main: `Usage: x-rmq-storage <command> [options]
@@ -23,6 +29,9 @@ Commands:
   serve     run the storage workers until SIGINT/SIGTERM
   stats     show the depth and consumers of every queue
   teardown  delete the queues and exchanges of a topology
+
+Options:
+${infoFlagsHelp(14)}
 
 Run x-rmq-storage <command> --help for a command's options.`,
   serve: `Usage: x-rmq-storage serve [--amqp URL] [--storage SPEC] [options]
@@ -64,9 +73,9 @@ Options:
                       to 127.0.0.1; no authentication: keep it on loopback or behind a proxy)
   --management URL    the management API the metrics read to tell active from standby
                       queues (default as for stats; none for amqp:// to another host)
-  --log-level LEVEL   debug, info, warn, error or silent (default info)
-  --json-logs         log JSON lines instead of plain text
-  -h, --help          show this help`,
+${logFlagsHelp(22)}
+                      (--json-logs, its former spelling, still works but is deprecated)
+${infoFlagsHelp(22)}`,
   stats: `Usage: x-rmq-storage stats [--amqp URL] [options]
 
 One entry per worker queue (160) and per dead-letter queue (5): messages ready and consumers (passive
@@ -83,7 +92,7 @@ Options:
                       without it stats exits 78 rather than send a password in clear)
   --prefix P          the topology's name prefix (default none)
   --json              one JSON object per line instead of a table
-  -h, --help          show this help`,
+${infoFlagsHelp(22)}`,
   teardown: `Usage: x-rmq-storage teardown [--amqp URL] [options]
 
 Deletes exactly the queues (160 worker queues, 5 dead-letter queues) and exchanges (5, and their 5
@@ -101,14 +110,14 @@ Options:
                         never taken from STORAGE_URL
   --drop-storage-file FILE
                         read the storage to drop from FILE (not readable by every user)
-  -h, --help            show this help`,
+${infoFlagsHelp(24)}`,
 };
 
 type Command = keyof typeof usage;
 
 async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
-  if (line.help) return print(usage.serve);
+  if (line.info) return answer(line, usage.serve);
   const fd = readyFd(line.readyFd);
   const [url, storage] = [await readUrl(line.amqp), await readUrl(line.storage)];
   if (!isStorageSpec(storage)) {
@@ -117,7 +126,7 @@ async function serve(args: string[]): Promise<number> {
     );
     return ExitCode.CONFIG;
   }
-  const logger = createConsoleLogger({ level: line.logLevel, json: line.jsonLogs, name: "x-rmq-storage" });
+  const logger = createCommandLogger("x-rmq-storage", line.log);
   const options = {
     url,
     storage,
@@ -163,7 +172,7 @@ async function serve(args: string[]): Promise<number> {
 
 async function stats(args: string[]): Promise<number> {
   const line = parseStatsArgs(args, process.env);
-  if (line.help) return print(usage.stats);
+  if (line.info) return answer(line, usage.stats);
   const rows = await queueStats({
     url: await readUrl(line.amqp),
     ...defined("management", line.management),
@@ -192,14 +201,12 @@ async function stats(args: string[]): Promise<number> {
 const show = (value: number | null) => (value === null ? "-" : String(value));
 const defined = <K extends string, V>(key: K, value: V | undefined) =>
   (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
-function print(text: string): number {
-  process.stdout.write(`${text}\n`);
-  return ExitCode.OK;
-}
+/** Answers `--help` or `--version`. */
+const answer = (request: InfoRequest, text: string): number => cli.answer(request, text) ?? ExitCode.OK;
 
 async function teardown(args: string[]): Promise<number> {
   const line = parseTeardownArgs(args, process.env);
-  if (line.help) return print(usage.teardown);
+  if (line.info) return answer(line, usage.teardown);
   const url = await readUrl(line.amqp);
   const spec = line.dropStorage === undefined ? undefined : await readUrl(line.dropStorage);
   if (spec !== undefined && !isStorageSpec(spec)) {
@@ -234,16 +241,20 @@ async function main(argv: string[]): Promise<number> {
   exitQuietlyOnBrokenPipe();
   try {
     if (isCommand(command)) return await commands[command](rest);
-    if (command === "--help" || command === "-h" || command === "help") return print(usage.main);
+    const answered = cli.answer(
+      {
+        help: command === "--help" || command === "-h" || command === "help",
+        version: command === "--version",
+      },
+      usage.main,
+    );
+    if (answered !== undefined) return answered;
     throw new UsageError(
       command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
     );
   } catch (error) {
+    if (error instanceof UsageError) return cli.usageError(error, isCommand(command) ? command : undefined);
     process.stderr.write(`x-rmq-storage: ${(error as Error).message}\n`);
-    if (error instanceof UsageError) {
-      process.stderr.write(`${usage[isCommand(command) ? command : "main"]}\n`);
-      return ExitCode.USAGE;
-    }
     if (
       XError.is(error, ErrorCode.INVALID_OPTION) ||
       XError.is(error, ErrorCode.BACKEND) ||

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { type InspectOptions, inspect } from "node:util";
 import { Backoff, type Logger, sleep } from "@x/core";
-import { inspectAs, parseOptions, redactUrl } from "@x/core/internal";
+import { durationMs, inspectAs, parseOptions, redactUrl } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { z } from "zod";
 import {
@@ -16,7 +16,7 @@ import {
 } from "./amqp.js";
 import { DEFAULT_ITEMS_PER_MESSAGE } from "./defaults.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
-import { brokerOptions, intAtLeast, intIn, renamedOption } from "./option-schemas.js";
+import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
 import { exchangeOf, splitItems, splitKeys } from "./routing.js";
 import { checkSecretOptions } from "./secrets.js";
 import type {
@@ -102,14 +102,6 @@ const storageMethods = [
   "close",
 ] as const;
 
-const milliseconds = (min: "positive" | "nonnegative") =>
-  (min === "positive"
-    ? z.number({ error: "a number of milliseconds > 0" }).positive({ error: "a number of milliseconds > 0" })
-    : z
-        .number({ error: "a number of milliseconds ≥ 0" })
-        .nonnegative({ error: "a number of milliseconds ≥ 0" })
-  ).refine(Number.isFinite, { error: "a finite number of milliseconds" });
-
 const optionsSchema = z.strictObject({
   ...brokerOptions,
   storage: z.custom<ProvenanceStorage>(
@@ -121,13 +113,13 @@ const optionsSchema = z.strictObject({
   ),
   itemsPerMessage: intIn("number of items", 1, MAX_ITEMS).default(DEFAULT_ITEMS_PER_MESSAGE),
   batchSize: renamedOption("itemsPerMessage"),
-  waitMinMs: milliseconds("positive").default(60_000),
-  waitPerBatchMs: milliseconds("nonnegative").default(10_000),
+  waitMinMs: durationMs({ exclusiveMin: true }).default(60_000),
+  waitPerBatchMs: durationMs().default(10_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
 const waitSchema = z.strictObject({
-  timeoutMs: intAtLeast("milliseconds", 0).default(30_000),
+  timeoutMs: durationMs({ integer: true }).default(30_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
@@ -196,6 +188,11 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   /** What `JSON.stringify` shows: the URL with its password as `***`, and the prefix. */
   toJSON(): { url: string; prefix: string } {
     return { url: redactUrl(this.#options.url), prefix: this.#options.prefix };
+  }
+
+  /** What `String()` shows: `RmqStorageClient amqp://user:***@host/`, the URL's password as `***`. */
+  override toString(): string {
+    return `RmqStorageClient ${this.toJSON().url}`;
   }
 
   private constructor(options: z.output<typeof optionsSchema>) {

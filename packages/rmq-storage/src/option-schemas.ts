@@ -1,4 +1,4 @@
-import { loggerOption } from "@x/core/internal";
+import { durationMs, loggerOption } from "@x/core/internal";
 import { z } from "zod";
 
 /** A whole number of `unit` (milliseconds, bytes, pages…) ≥ `min`. */
@@ -21,8 +21,8 @@ export const brokerOptions = {
   url: z
     .string({ error: "an amqp:// or amqps:// URL" })
     .regex(/^amqps?:\/\/./, { error: "an amqp:// or amqps:// URL" }),
-  connectTimeoutMs: intIn("number of milliseconds", 1, 3_600_000).default(30_000),
-  heartbeatMs: intIn("number of milliseconds", 0, 3_600_000).default(10_000),
+  connectTimeoutMs: durationMs({ min: 1, max: 3_600_000, integer: true }).default(30_000),
+  heartbeatMs: durationMs({ max: 3_600_000, integer: true }).default(10_000),
   prefix: z
     .string({ error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })
     .regex(/^[\w.:-]*$/, { error: "a name prefix of letters, digits, '_', '-', '.' or ':'" })

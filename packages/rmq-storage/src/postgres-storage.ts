@@ -1,6 +1,6 @@
 import { type InspectOptions, inspect } from "node:util";
 import type { Logger } from "@x/core";
-import { inspectAs, loggerOption, parseOptions, redactUrl } from "@x/core/internal";
+import { durationMs, inspectAs, loggerOption, parseOptions, redactUrl } from "@x/core/internal";
 import type pg from "pg";
 import { z } from "zod";
 import { joinPath } from "./bytes.js";
@@ -42,7 +42,7 @@ const optionsSchema = z.strictObject({
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "a schema name matching ^[a-z_][a-z0-9_]{0,62}$" })
     .default("public"),
   poolSize: intAtLeast("connections", 1).default(10),
-  connectTimeoutMs: intAtLeast("milliseconds", 1).default(10_000),
+  connectTimeoutMs: durationMs({ min: 1, integer: true }).default(10_000),
   logger: loggerOption,
 });
 
@@ -186,6 +186,11 @@ export class PostgresStorage extends BaseStorage {
   /** What `JSON.stringify` shows: the URL with its password as `***`, and the schema. */
   toJSON(): { url: string; schema: string } {
     return { url: this.#shown, schema: this.#s };
+  }
+
+  /** What `String()` shows: `PostgresStorage postgres://user:***@host/db`, the password as `***`. */
+  override toString(): string {
+    return `PostgresStorage ${this.#shown}`;
   }
 
   private constructor(pool: pg.Pool, schema: string, logger: Logger, shown: string) {

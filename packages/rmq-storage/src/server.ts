@@ -2,7 +2,14 @@ import { EventEmitter } from "node:events";
 import { hostname } from "node:os";
 import { type InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
-import { inspectAs, parseOptions, ReadOnlyHttpServer, redactUrl, textAnswer } from "@x/core/internal";
+import {
+  durationMs,
+  inspectAs,
+  parseOptions,
+  ReadOnlyHttpServer,
+  redactUrl,
+  textAnswer,
+} from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
 import { connectBroker, declareTopology, reconnectBackoff, type Topology, topology } from "./amqp.js";
@@ -123,7 +130,7 @@ const optionsSchema = z
           .refine((list) => new Set(list).size === list.length, { error: rangesError }),
       )
       .default([...allRanges]),
-    standbyWaitMs: intIn("number of milliseconds", 0, 3_600_000).default(0),
+    standbyWaitMs: durationMs({ max: 3_600_000, integer: true }).default(0),
     metrics: z
       .strictObject({
         host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
@@ -184,6 +191,12 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       ranges: formatRanges(ranges),
       processes,
     };
+  }
+
+  /** What `String()` shows: `RmqStorageServer <broker URL> <storage>`, the passwords as `***`. */
+  override toString(): string {
+    const { url, storage } = this.toJSON();
+    return `RmqStorageServer ${url} ${storage}`;
   }
 
   private constructor(options: Parsed) {

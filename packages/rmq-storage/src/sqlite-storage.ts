@@ -1,6 +1,6 @@
 import { rm } from "node:fs/promises";
 import { type Logger, silentLogger } from "@x/core";
-import { loggerOption, parseOptions } from "@x/core/internal";
+import { durationMs, loggerOption, parseOptions } from "@x/core/internal";
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { asBuffer, joinPath } from "./bytes.js";
@@ -43,7 +43,7 @@ export interface SqliteStorageOptions {
 
 const optionsSchema = z.strictObject({
   synchronous: z.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
-  busyTimeoutMs: intAtLeast("milliseconds", 0).default(5_000),
+  busyTimeoutMs: durationMs({ integer: true }).default(5_000),
   cacheSizeBytes: intAtLeast("bytes", 65_536).default(64 * 1024 * 1024),
   walAutocheckpoint: intAtLeast("pages", 0).default(10_000),
   logger: loggerOption,

@@ -120,6 +120,8 @@ describe("options", () => {
       [{ storage: { contentAdd() {} } }, "storage"],
       [{ storage, waitMinMs: 0 }, "waitMinMs"],
       [{ storage, waitPerBatchMs: -1 }, "waitPerBatchMs"],
+      [{ storage, waitMinMs: 2 ** 31 }, "waitMinMs: 2147483648 (expected a duration in ms more than 0 to"],
+      [{ storage, waitPerBatchMs: 2 ** 31 }, "waitPerBatchMs: 2147483648"],
       [{ storage, waitMin: 5 }, "waitMin"],
       [{ storage, waitPerBatch: 5 }, "waitPerBatch"],
       [{ storage, heartbeat: 10 }, "heartbeat"],

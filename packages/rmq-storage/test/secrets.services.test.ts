@@ -150,8 +150,10 @@ describe("credentials never show", () => {
       expectNoSecret(what, value);
       expect(inspect(value)).toContain(`amqp://${user}:***@`);
       expect(JSON.stringify(value)).toContain(`amqp://${user}:***@`);
+      expect(String(value)).toMatch(new RegExp(`^RmqStorage(Client|Server) amqp://${user}:\\*\\*\\*@`));
     }
     expect(JSON.stringify(server)).toContain("postgres:***@");
+    expect(String(server)).toMatch(/ postgres:\/\/[^:/]+:\*\*\*@/);
     expectNoSecret("an object holding both", { client, server });
     expect(events.length).toBeGreaterThan(2);
     for (const event of events) expectNoSecret("event", event);
@@ -168,6 +170,7 @@ describe("credentials never show", () => {
     onTestFinished(() => storage.close());
     expectNoSecret("PostgresStorage", storage);
     expect(inspect(storage)).toContain(":***@");
+    expect(String(storage)).toMatch(/^PostgresStorage postgres:\/\/[^:/]+:\*\*\*@/);
     expect(JSON.parse(JSON.stringify(storage))).toEqual({
       url: expect.stringContaining(":***@"),
       schema,

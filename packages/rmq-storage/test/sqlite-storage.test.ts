@@ -83,6 +83,7 @@ describe("openSqliteStorage", () => {
     for (const [options, name] of [
       [{ synchronous: "off" }, "synchronous"],
       [{ busyTimeoutMs: -1 }, "busyTimeoutMs"],
+      [{ busyTimeoutMs: 2 ** 31 }, "busyTimeoutMs: 2147483648 (expected a whole number of ms from 0 to"],
       [{ cacheSizeBytes: 65_535 }, "cacheSizeBytes"],
       [{ cacheSizeKiB: 65_536 }, "cacheSizeKiB"],
       [{ walAutocheckpoint: 1.5 }, "walAutocheckpoint"],

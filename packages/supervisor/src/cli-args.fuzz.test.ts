@@ -128,7 +128,7 @@ describe("x-supervisor command lines", () => {
       socketMode: 0o660,
       socketGroup: undefined,
       maxConnections: 512,
-      logLevel: "info",
+      log: { level: "info", json: false, deprecated: [] },
     });
     expect(
       parseServeArgs([

@@ -1,9 +1,12 @@
-import { type LogLevel, logLevels } from "@x/core";
 import {
+  infoFlagOptions,
+  type LogFlags,
+  logFlagOptions,
   parseCommandLine,
   parseDurationMs,
   parseListenAddress,
   parseSizeBytes,
+  readLogFlags,
   UsageError,
 } from "@x/core/internal";
 import { refuseStrayTlsFlags, tlsEndpointFromFlags, tlsFileOptions } from "./cli-tls.js";
@@ -54,9 +57,14 @@ export function parseCount(flag: string, text: string, min: number, max: number)
   return value;
 }
 
-/** `x-supervisor serve`'s command line, read by {@link parseServeArgs}. */
-export interface ServeCommandLine {
+/** `--help` and `--version`: a command line that asks for either is not read further. */
+export interface InfoFlags {
   help: boolean;
+  version: boolean;
+}
+
+/** `x-supervisor serve`'s command line, read by {@link parseServeArgs}. */
+export interface ServeCommandLine extends InfoFlags {
   db: string;
   fetchersDir: string;
   socket: string;
@@ -66,8 +74,8 @@ export interface ServeCommandLine {
   tls: TlsEndpoint | undefined;
   /** `--http`: where to serve the page and metrics. */
   http: { host: string; port: number } | undefined;
-  logLevel: LogLevel | "silent";
-  logJson: boolean;
+  /** `--log-level`, `--log-json`. */
+  log: LogFlags;
 }
 
 /**
@@ -86,27 +94,24 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       "socket-mode": { type: "string", default: "0660" },
       "socket-group": { type: "string" },
       "max-connections": { type: "string", default: "512" },
-      "log-level": { type: "string", default: "info" },
-      "log-json": { type: "boolean", default: false },
-      help: { type: "boolean", default: false },
+      ...logFlagOptions,
+      ...infoFlagOptions,
     },
   });
   const line = {
-    help: values.help,
+    help: values.help === true,
+    version: values.version === true,
     socketMode: 0o660,
     socketGroup: undefined,
     maxConnections: 512,
     tls: undefined,
     http: undefined,
-    logLevel: "info",
-    logJson: values["log-json"],
   } as const;
-  if (values.help) return { ...line, db: "", fetchersDir: "", socket: "" };
+  if (line.help || line.version)
+    return { ...line, db: "", fetchersDir: "", socket: "", log: readLogFlags({}) };
   if (positionals.length !== 3)
     throw new UsageError("serve takes three arguments: <db> <fetchers-dir> <socket>");
-  const level = values["log-level"];
-  if (level !== "silent" && !Object.hasOwn(logLevels, level))
-    throw new UsageError(`--log-level: unknown level ${JSON.stringify(level)}`);
+  const log = readLogFlags(values);
   const tls = values.tls === undefined ? undefined : tlsEndpointFromFlags("--tls", values.tls, values);
   if (tls === undefined) refuseStrayTlsFlags("--tls", values);
   const [db, fetchersDir, socket] = positionals as [string, string, string];
@@ -123,19 +128,20 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     maxConnections: parseCount("--max-connections", values["max-connections"], 1, 1_000_000),
     tls,
     http: values.http === undefined ? undefined : parseListenAddress("--http", values.http),
-    logLevel: level as LogLevel | "silent",
+    log,
   };
 }
 
 /** `x-supervisor worker`'s command line, read by {@link parseWorkerArgs}. */
-export interface WorkerCommandLine {
-  help: boolean;
+export interface WorkerCommandLine extends InfoFlags {
   /** The Unix socket, or `undefined` with `tls`. */
   socket: string | undefined;
   tls: TlsEndpoint | undefined;
   timeoutMs: number | undefined;
   maxMemoryBytes: number | undefined;
   idleDelayMs: number;
+  /** `--log-level`, `--log-json`. */
+  log: LogFlags;
   /** The command and its arguments (after `--`): at least the program. */
   command: [string, ...string[]];
 }
@@ -156,12 +162,15 @@ export function parseWorkerArgs(args: string[]): WorkerCommandLine {
       "idle-delay": { type: "string", default: "60" },
       connect: { type: "string" },
       ...tlsFileOptions,
-      help: { type: "boolean", default: false },
+      ...logFlagOptions,
+      ...infoFlagOptions,
     },
   });
-  if (values.help) {
+  if (values.help || values.version) {
     return {
-      help: true,
+      help: values.help === true,
+      version: values.version === true,
+      log: readLogFlags({}),
       socket: undefined,
       tls: undefined,
       timeoutMs: undefined,
@@ -185,6 +194,8 @@ export function parseWorkerArgs(args: string[]): WorkerCommandLine {
   if (command.length === 0) throw new UsageError("worker needs a command after --");
   return {
     help: false,
+    version: false,
+    log: readLogFlags(values),
     socket: tls === undefined ? positionals[0]! : undefined,
     tls,
     timeoutMs: values.timeout === undefined ? undefined : parseDurationMs("--timeout", values.timeout),
@@ -196,8 +207,7 @@ export function parseWorkerArgs(args: string[]): WorkerCommandLine {
 }
 
 /** `x-supervisor status`'s command line, read by {@link parseStatusArgs}. */
-export interface StatusCommandLine {
-  help: boolean;
+export interface StatusCommandLine extends InfoFlags {
   db: string;
   json: boolean;
 }
@@ -211,9 +221,10 @@ export function parseStatusArgs(args: string[]): StatusCommandLine {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
+    options: { json: { type: "boolean", default: false }, ...infoFlagOptions },
   });
-  if (values.help) return { help: true, db: "", json: values.json };
+  const info = { help: values.help === true, version: values.version === true };
+  if (info.help || info.version) return { ...info, db: "", json: values.json };
   if (positionals.length !== 1) throw new UsageError("status takes exactly one argument: <db>");
-  return { help: false, db: positionals[0]!, json: values.json };
+  return { ...info, db: positionals[0]!, json: values.json };
 }

@@ -1,15 +1,17 @@
-import { ExitCode, parseCommandLine, UsageError } from "@x/core/internal";
+import { ExitCode, infoFlagOptions, infoFlagsHelp, parseCommandLine, UsageError } from "@x/core/internal";
+import { cli } from "./cli-program.js";
 import { writeQueueHtml } from "./queue-html.js";
 
 export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html>
 
-Writes a static HTML page of the queue, as the original's update_queue.py did: the cycle time per fetcher and
-every waiting entry in dispatch order (position, attribute path, fetcher, payload, waiting since). Reads <db>
+Writes a static HTML page of the queue, to serve in place of the one the original's update_queue.py makes:
+the cycle time per fetcher and every waiting entry in dispatch order (position, attribute path, fetcher,
+payload, waiting since), where update_queue.py lists number, attribute path and payload only. Reads <db>
 read-only (safe while the daemon runs); <out.html> is replaced atomically. Run it from a timer and serve the
 file with any web server.
 
 Options:
-  --help    this help
+${infoFlagsHelp(16)}
 
 Exit codes: 0 when written, 1 when the database cannot be read (or is not at schema version 2) or the file
 cannot be written, 64 on a usage error.
@@ -20,12 +22,10 @@ export function queueHtmlCommand(args: string[]): number {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { help: { type: "boolean", default: false } },
+    options: infoFlagOptions,
   });
-  if (values.help) {
-    process.stdout.write(queueHtmlUsage);
-    return ExitCode.OK;
-  }
+  const answered = cli.answer(values, queueHtmlUsage);
+  if (answered !== undefined) return answered;
   if (positionals.length !== 2) throw new UsageError("queue-html takes two arguments: <db> <out.html>");
   const [db, out] = positionals as [string, string];
   try {

@@ -1,7 +1,15 @@
-import { createConsoleLogger, XError } from "@x/core";
-import { ExitCode, ignoreBrokenPipe, onShutdownSignals } from "@x/core/internal";
+import { XError } from "@x/core";
+import {
+  createCommandLogger,
+  ExitCode,
+  ignoreBrokenPipe,
+  infoFlagsHelp,
+  logFlagsHelp,
+  onShutdownSignals,
+} from "@x/core/internal";
 import { parseServeArgs } from "./cli-args.js";
 import { logFailure } from "./cli-log.js";
+import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
 import { startSupervisor } from "./supervisor.js";
@@ -24,9 +32,8 @@ ${tlsFileUsage}
   --socket-group GROUP    the socket's group, a name or a number (default: the daemon's group)
   --max-connections N     open worker connections, socket and TLS together, beyond which new ones are
                           refused (default 512)
-  --log-level LEVEL       debug, info, warn, error or silent (default info)
-  --log-json              log JSON lines instead of plain text
-  --help                  this help
+${logFlagsHelp(26)}
+${infoFlagsHelp(26)}
 
 Exit codes: 0 after a graceful stop, 1 when the daemon cannot start (including an unknown --socket-group),
 64 on a usage error, 78 when a TLS file cannot be read or used or another daemon runs on <db>.
@@ -35,13 +42,11 @@ Exit codes: 0 after a graceful stop, 1 when the daemon cannot start (including a
 /** `x-supervisor serve`: resolves to the exit code once the daemon has stopped. */
 export async function serveCommand(args: string[]): Promise<number> {
   const line = parseServeArgs(args);
-  if (line.help) {
-    process.stdout.write(serveUsage);
-    return ExitCode.OK;
-  }
+  const answered = cli.answer(line, serveUsage);
+  if (answered !== undefined) return answered;
   const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
   ignoreBrokenPipe();
-  const logger = createConsoleLogger({ level: line.logLevel, json: line.logJson, name: "x-supervisor" });
+  const logger = createCommandLogger("x-supervisor", line.log);
   const controller = new AbortController();
   const removeHandlers = onShutdownSignals((signal) => {
     logger.info({ signal }, "stopping gracefully (a signal 1 s or more later exits at once)");

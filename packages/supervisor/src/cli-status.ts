@@ -1,5 +1,6 @@
-import { ExitCode } from "@x/core/internal";
+import { ExitCode, infoFlagsHelp } from "@x/core/internal";
 import { parseStatusArgs } from "./cli-args.js";
+import { cli } from "./cli-program.js";
 import { type QueueStatus, readQueueStatus } from "./status.js";
 
 export const statusUsage = `Usage: x-supervisor status <db> [--json]
@@ -7,8 +8,8 @@ export const statusUsage = `Usage: x-supervisor status <db> [--json]
 Prints the queue's figures from a supervisor database, read-only (safe while the daemon runs).
 
 Options:
-  --json    one JSON object on stdout instead of a human summary
-  --help    this help
+  --json        one JSON object on stdout instead of a human summary
+${infoFlagsHelp(16)}
 `;
 
 function summary(s: QueueStatus): string {
@@ -49,10 +50,8 @@ function summary(s: QueueStatus): string {
 /** `x-supervisor status`: returns the exit code. */
 export function statusCommand(args: string[]): number {
   const line = parseStatusArgs(args);
-  if (line.help) {
-    process.stdout.write(statusUsage);
-    return ExitCode.OK;
-  }
+  const answered = cli.answer(line, statusUsage);
+  if (answered !== undefined) return answered;
   let status: QueueStatus;
   try {
     status = readQueueStatus(line.db);

@@ -1,7 +1,16 @@
-import { createConsoleLogger, XError } from "@x/core";
-import { ExitCode, ignoreBrokenPipe, onShutdownSignals, signalExitCode } from "@x/core/internal";
+import { XError } from "@x/core";
+import {
+  createCommandLogger,
+  ExitCode,
+  ignoreBrokenPipe,
+  infoFlagsHelp,
+  logFlagsHelp,
+  onShutdownSignals,
+  signalExitCode,
+} from "@x/core/internal";
 import { parseWorkerArgs } from "./cli-args.js";
 import { logFailure } from "./cli-log.js";
+import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { ErrorCode } from "./errors.js";
@@ -26,7 +35,8 @@ ${tlsFileUsage}
   --max-memory SIZE       memory limit of the job's process tree: bytes, or with a K, M or G suffix
                           (×1024: 500K, 512M, 8G); reports 125
   --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
-  --help                  this help
+${logFlagsHelp(26)}
+${infoFlagsHelp(26)}
 
 The first SIGINT or SIGTERM stops the running command (SIGTERM, then escalation), reports how it ended
 without taking another job, and exits 0; more within 1 s are the same request (timeout(1) and systemd signal
@@ -37,13 +47,11 @@ worker keeps running when the reader of its log goes away.
 /** `x-supervisor worker`: resolves to the exit code once the loop has stopped. */
 export async function workerCommand(args: string[]): Promise<number> {
   const line = parseWorkerArgs(args);
-  if (line.help) {
-    process.stdout.write(workerUsage);
-    return ExitCode.OK;
-  }
+  const answered = cli.answer(line, workerUsage);
+  if (answered !== undefined) return answered;
   const { tls, timeoutMs, maxMemoryBytes, idleDelayMs } = line;
   ignoreBrokenPipe();
-  const logger = createConsoleLogger({ name: "x-supervisor worker" });
+  const logger = createCommandLogger("x-supervisor worker", line.log);
   if (tls !== undefined) {
     try {
       await readTlsFiles(tls);

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { XError } from "@x/core";
-import { ExitCode, exitQuietlyOnBrokenPipe } from "@x/core/internal";
-import { queueHtmlCommand, queueHtmlUsage } from "./cli-queue-html.js";
-import { serveCommand, serveUsage } from "./cli-serve.js";
-import { statusCommand, statusUsage } from "./cli-status.js";
-import { workerCommand, workerUsage } from "./cli-worker.js";
+import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
+import { cli } from "./cli-program.js";
+import { queueHtmlCommand } from "./cli-queue-html.js";
+import { serveCommand } from "./cli-serve.js";
+import { statusCommand } from "./cli-status.js";
+import { workerCommand } from "./cli-worker.js";
 
 const usage = `Usage: x-supervisor <command> [arguments]
 
@@ -18,43 +19,40 @@ Commands:
   status <db> [--json]                                print the queue's figures
   queue-html <db> <out.html>                          write a static HTML page of the queue
 
+Options:
+${infoFlagsHelp(14)}
+
 Run x-supervisor <command> --help for details.
 `;
+
+const commands = {
+  serve: serveCommand,
+  worker: workerCommand,
+  status: statusCommand,
+  "queue-html": queueHtmlCommand,
+} satisfies Record<string, (args: string[]) => number | Promise<number>>;
+
+const isCommand = (name: string | undefined): name is keyof typeof commands =>
+  name !== undefined && Object.hasOwn(commands, name);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   try {
-    switch (command) {
-      case "serve":
-        return await serveCommand(args);
-      case "worker":
-        return await workerCommand(args);
-      case "status":
-        return statusCommand(args);
-      case "queue-html":
-        return queueHtmlCommand(args);
-      case "--help":
-      case "-h":
-      case "help":
-        process.stdout.write(usage);
-        return ExitCode.OK;
-      default:
-        process.stderr.write(`x-supervisor: unknown command ${command ?? "(none)"}\n\n${usage}`);
-        return ExitCode.USAGE;
-    }
+    if (isCommand(command)) return await commands[command](args);
+    const answered = cli.answer(
+      {
+        help: command === "--help" || command === "-h" || command === "help",
+        version: command === "--version",
+      },
+      usage,
+    );
+    if (answered !== undefined) return answered;
+    throw new UsageError(
+      command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
+    );
   } catch (error) {
-    if (XError.is(error, "ERR_X_USAGE")) {
-      const help =
-        command === "serve"
-          ? serveUsage
-          : command === "worker"
-            ? workerUsage
-            : command === "queue-html"
-              ? queueHtmlUsage
-              : statusUsage;
-      process.stderr.write(`x-supervisor ${command}: ${error.message}\n\n${help}`);
-      return ExitCode.USAGE;
-    }
+    if (XError.is(error, "ERR_X_USAGE"))
+      return cli.usageError(error, isCommand(command) ? command : undefined);
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { ReadOnlyHttpServer, textAnswer } from "@x/core/internal";
+import { durationMs, ReadOnlyHttpServer, textAnswer } from "@x/core/internal";
 import { z } from "zod";
 import type { SupervisorMetrics } from "./metrics.js";
 import { pageSecurityHeaders, renderQueuePage } from "./queue-page.js";
@@ -28,7 +28,7 @@ const integer = (min: number, max: number, what: string) => {
 export const httpEndpointSchema = z.strictObject({
   host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
   port: integer(0, 65_535, "a TCP port"),
-  refreshMs: integer(500, 3_600_000, "a refresh interval in ms").default(5_000),
+  refreshMs: durationMs({ min: 500, max: 3_600_000, integer: true }).default(5_000),
   pageSize: integer(1, 1_000, "a page size").default(100),
 });
 

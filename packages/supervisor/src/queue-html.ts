@@ -7,7 +7,8 @@ import { openReadOnly } from "./status.js";
 const rowsPerWrite = 1_000;
 
 /**
- * Writes the static queue page that the original's `update_queue.py` made: the cycle time per fetcher, then
+ * Writes a static queue page, to serve in place of the one the original's `update_queue.py` makes (which lists
+ * number, attribute path and payload only, sorted by `last_started`): the cycle time per fetcher, then
  * every waiting entry in dispatch order (position, attribute path, fetcher, payload, waiting since, last
  * started), HTML-escaped. Reads `db` read-only in one snapshot (safe while a daemon runs, a database of the
  * original's too) and streams the rows, so memory does not grow with the queue. The page is written to a

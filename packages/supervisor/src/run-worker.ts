@@ -1,5 +1,5 @@
 import { Backoff, type Logger, sleep } from "@x/core";
-import { loggerOption, parseOptions } from "@x/core/internal";
+import { durationMs, loggerOption, MAX_DURATION_MS, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { SupervisorClient } from "./client.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
@@ -55,12 +55,6 @@ export interface RunWorkerLoopOptions {
   logger?: Logger;
 }
 
-const delay = (what: string) =>
-  z
-    .number({ error: `${what} in milliseconds (a finite number ≥ 0)` })
-    .min(0, { error: `${what} in milliseconds (a finite number ≥ 0)` })
-    .refine(Number.isFinite, { error: `${what} in milliseconds (a finite number ≥ 0)` });
-
 const optionsSchema = z.strictObject({
   socket: z
     .string({ error: "a socket path (string)" })
@@ -68,9 +62,9 @@ const optionsSchema = z.strictObject({
     .optional(),
   tls: tlsEndpointSchema.optional(),
   run: z.custom<RunWorkerOptions["run"]>((value) => typeof value === "function", { error: "a function" }),
-  idleDelayMs: delay("a delay").default(60_000),
-  reconnectDelayMs: delay("a delay").default(5_000),
-  replyTimeoutMs: delay("a timeout").default(30_000),
+  idleDelayMs: durationMs().default(60_000),
+  reconnectDelayMs: durationMs().default(5_000),
+  replyTimeoutMs: durationMs().default(30_000),
   signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   logger: loggerOption,
 });
@@ -103,7 +97,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const reconnect =
     tls === undefined
       ? undefined
-      : new Backoff({ initialMs: reconnectDelayMs, factor: 2, maxMs: 12 * reconnectDelayMs, jitter: 0.5 });
+      : new Backoff({
+          initialMs: reconnectDelayMs,
+          factor: 2,
+          maxMs: Math.min(12 * reconnectDelayMs, MAX_DURATION_MS),
+          jitter: 0.5,
+        });
   const jobSignal = signal ?? new AbortController().signal;
   /** After a stop: reports the job's exit code with `QUIT`, once, within `replyTimeoutMs`. */
   const reportLast = async (attrPath: string, exitCode: number) => {

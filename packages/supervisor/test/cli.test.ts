@@ -50,7 +50,10 @@ describe("x-supervisor serve", () => {
     expect(await Promise.all([usage.exited, unknown.exited, help.exited, top.exited])).toEqual([
       64, 64, 0, 64,
     ]);
-    expect(usage.stderr()).toContain("Usage: x-supervisor serve");
+    expect(usage.stderr()).toBe(
+      "x-supervisor serve: serve takes three arguments: <db> <fetchers-dir> <socket>\n" +
+        "Try 'x-supervisor serve --help' for more information.\n",
+    );
     expect(help.stdout()).toContain("Usage: x-supervisor serve");
 
     const first = serve(p);

@@ -228,5 +228,13 @@ describe("runWorker", () => {
       code: "ERR_X_SUPERVISOR_INVALID_OPTION",
       message: expect.stringContaining("idleDelayMs"),
     });
+    for (const option of ["idleDelayMs", "reconnectDelayMs", "replyTimeoutMs"]) {
+      await expect(runWorker({ socket: "/x", run: async () => 0, [option]: 2 ** 31 })).rejects.toMatchObject({
+        code: "ERR_X_SUPERVISOR_INVALID_OPTION",
+        message: expect.stringContaining(
+          `${option}: 2147483648 (expected a duration in ms from 0 to 2147483647`,
+        ),
+      });
+    }
   });
 });

@@ -1,0 +1,119 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ExitCode, type UsageError } from "./command-line.js";
+
+/**
+ * The flags every @x command answers by itself, as `parseArgs` options: `-h`/`--help` and `--version`.
+ */
+export const infoFlagOptions = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+} as const;
+
+/**
+ * The help lines of {@link infoFlagOptions}, their descriptions starting at `column` (as the rest of the help).
+ *
+ * @param column - where descriptions start, counted from 0
+ */
+export function infoFlagsHelp(column: number): string {
+  return [
+    helpLine("-h, --help", "show this help", column),
+    helpLine("--version", "print the version and exit", column),
+  ].join("\n");
+}
+
+/**
+ * One line of a command's help: the flag indented by two spaces, its description from `column` on (or two
+ * spaces after a flag too long for that).
+ */
+export function helpLine(flag: string, text: string, column: number): string {
+  const lead = `  ${flag}`;
+  return `${lead.length + 2 <= column ? lead.padEnd(column) : `${lead}  `}${text}`;
+}
+
+/** One `@x` command-line program: its name and version, and the answers every @x command gives alike. */
+export interface CliProgram {
+  /** The program's name, as typed (`"x-supervisor"`). */
+  readonly name: string;
+  /** The version of the package that ships it, read from its `package.json`. */
+  version(): string;
+  /**
+   * Answers `--help` (the usage on stdout) or `--version` (`<name> <version>` on stdout); `undefined` when
+   * neither was asked.
+   *
+   * @param flags - the parsed `help` and `version` flags
+   * @param usage - the command's help
+   * @returns `ExitCode.OK` when it answered
+   */
+  answer(
+    flags: { help?: boolean | undefined; version?: boolean | undefined },
+    usage: string,
+  ): number | undefined;
+  /**
+   * Prints a usage error as GNU tools do: one line, `<name>[ <command>]: <message>`, then
+   * `Try '<name>[ <command>] --help' for more information.`
+   *
+   * @param error - what is wrong with the command line
+   * @param command - the subcommand, when there is one and it is known
+   * @returns `ExitCode.USAGE` (64)
+   */
+  usageError(error: UsageError, command?: string): number;
+}
+
+/** Streams of a {@link CliProgram}: results on stdout, diagnostics on stderr. */
+export interface CliStreams {
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/**
+ * The {@link CliProgram} named `name`, shipped by the package that holds `moduleUrl` (the nearest
+ * `package.json` above it, whether the module runs from `src/` or `dist/`).
+ *
+ * @param name - the program's name (`"x-guard"`)
+ * @param moduleUrl - `import.meta.url` of the program's module
+ * @param streams - default `process.stdout` and `process.stderr`
+ */
+export function cliProgram(name: string, moduleUrl: string, streams: CliStreams = {}): CliProgram {
+  const { stdout = process.stdout, stderr = process.stderr } = streams;
+  let version: string | undefined;
+  const program: CliProgram = {
+    name,
+    version: () => {
+      version ??= packageVersion(moduleUrl);
+      return version;
+    },
+    answer(flags, usage) {
+      if (flags.help) stdout.write(usage.endsWith("\n") ? usage : `${usage}\n`);
+      else if (flags.version) stdout.write(`${name} ${program.version()}\n`);
+      else return undefined;
+      return ExitCode.OK;
+    },
+    usageError(error, command) {
+      const who = command === undefined ? name : `${name} ${command}`;
+      const message = error.message.replace(/\s*\n\s*/g, " ");
+      stderr.write(`${who}: ${message}\nTry '${who} --help' for more information.\n`);
+      return ExitCode.USAGE;
+    },
+  };
+  return program;
+}
+
+/** The `version` of the nearest `package.json` at or above the directory of `moduleUrl`. */
+function packageVersion(moduleUrl: string): string {
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (;;) {
+    try {
+      const { version } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        version?: unknown;
+      };
+      return typeof version === "string" ? version : "unknown";
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return "unknown";
+    dir = parent;
+  }
+}
