@@ -229,7 +229,11 @@ describe("SqliteCache", () => {
   it("offsets checkpointed at detection are a copy: the same before and after a restart, whatever the caller mutates", async () => {
     const dependent = recordingDependent();
     const first = open();
-    const before = new Checkpoint("orders", { dependent, dependencies: [new Dependency("prices")], cache: first });
+    const before = new Checkpoint("orders", {
+      dependent,
+      dependencies: [new Dependency("prices")],
+      cache: first,
+    });
     const offsets = { p0: 100n, p1: 7n };
     await before.checkPulse(at(0), { offsets });
     await before.heartbeat(at(1));
