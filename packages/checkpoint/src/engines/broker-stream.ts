@@ -8,6 +8,8 @@ export type SessionStart<P> = { at: P } | { after: P } | undefined;
  * implement it; {@link BrokerStream} drives it.
  */
 export interface BrokerSession<R> {
+  /** How many records the broker delivered to this session so far, read or not: counted where the client receives them. */
+  readonly delivered: number;
   /** The next records the broker delivered, in order; empty when none came within the adapter's poll time. Rejects when the connection fails. */
   read(): Promise<readonly R[]>;
   /** Stops the broker's delivery to this session: once it resolves, nothing more is delivered to it. Awaits a read in flight. */
@@ -97,7 +99,9 @@ class Stream<R, P> implements BrokerStream<R, P> {
   /** Bumped by every pause, seek and close: a read that started before is discarded. */
   #generation = 0;
   #position: P | undefined;
-  #deliveries = 0;
+  /** The session open now, once opened, and the deliveries of the sessions before it. */
+  #opened: BrokerSession<R> | undefined;
+  #deliveredBefore = 0;
   #wakeUp: (() => void) | undefined;
   /** The `next()` calls, one after the other. */
   #turn: Promise<unknown> = Promise.resolve();
@@ -117,7 +121,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
   }
 
   get deliveries(): number {
-    return this.#deliveries;
+    return this.#deliveredBefore + (this.#opened?.delivered ?? 0);
   }
 
   [Symbol.asyncIterator](): BrokerStream<R, P> {
@@ -190,8 +194,9 @@ class Stream<R, P> implements BrokerStream<R, P> {
     const generation = this.#generation;
     try {
       this.#session ??= this.#engine.open(this.#start);
-      const batch = await (await this.#session).read();
-      this.#deliveries += batch.length;
+      const session = await this.#session;
+      this.#opened ??= session;
+      const batch = await session.read();
       if (generation !== this.#generation) return;
       this.#backoff.reset();
       this.#buffer.push(...batch);
@@ -216,11 +221,14 @@ class Stream<R, P> implements BrokerStream<R, P> {
     if (!session) return;
     this.#session = undefined;
     const opened = await session.catch(() => undefined); // a failed open was already reported by its read
+    if (!opened) return;
     try {
-      await opened?.close();
+      await opened.close();
     } catch (error) {
       this.#logger.warn({ error }, "closing the broker session failed");
     }
+    if (this.#opened === opened) this.#opened = undefined;
+    this.#deliveredBefore += opened.delivered;
   }
 
   #wake(): void {

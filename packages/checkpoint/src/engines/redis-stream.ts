@@ -133,8 +133,12 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
     let after = await this.#exclusiveId(start);
     let reading: Promise<readonly RedisStreamRecord[]> | undefined;
     const { client, key, batchSize, blockMs } = this.#options;
+    let delivered = 0;
     return {
-      read: () => {
+      get delivered() {
+        return delivered;
+      },
+      read() {
         reading = (async () => {
           const reply = await client.sendCommand([
             "XREAD",
@@ -147,6 +151,7 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
             after,
           ]);
           const records = parseReply(reply);
+          delivered += records.length;
           const last = records.at(-1);
           if (last) after = last.id;
           return records;
