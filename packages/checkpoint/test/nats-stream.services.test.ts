@@ -107,6 +107,9 @@ describe("natsStream on NATS JetStream", () => {
       await expectCode(() => orders.seek(0), ErrorCode.INVALID_OPTION);
       await orders.close();
       expect(await orders.next()).toEqual({ done: true, value: undefined });
+      const missing = natsStream({ js, stream: "NO_SUCH_STREAM_HERE" });
+      await expectCode(() => missing.next(), ErrorCode.NOT_A_STREAM);
+      await missing.close();
       await expectCode(() => natsStream({ js, stream: "" }), ErrorCode.INVALID_OPTION);
       await expectCode(() => natsStream({ js: {} as never, stream }), ErrorCode.INVALID_OPTION);
       await expectCode(() => natsStream({ js, stream, from: { seq: 0 } }), ErrorCode.INVALID_OPTION);

@@ -48,18 +48,24 @@ export function answers(port: number): Promise<boolean> {
  * @param name - for messages
  * @param command - the executable, such as `redis-server`
  * @param args - its arguments, given the port and the data directory
+ * @param env - more environment variables, given the same (called once, before the first start)
  */
 export async function startPrivateServer(
   name: string,
   command: string,
   args: (port: number, dir: string) => string[],
+  env?: (port: number, dir: string) => Record<string, string>,
 ): Promise<PrivateServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "x-checkpoint-server-"));
+  const environment = { ...process.env, ...env?.(port, dir) };
   let child: ChildProcess | undefined;
   let output = "";
   const launch = async () => {
-    const started = spawn(command, args(port, dir), { stdio: ["ignore", "pipe", "pipe"] });
+    const started = spawn(command, args(port, dir), {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: environment,
+    });
     child = started;
     started.stdout?.on("data", (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-4_000);
@@ -71,7 +77,7 @@ export async function startPrivateServer(
       throw new Error(`${name} exited at start: ${output}`);
     });
     exited.catch(() => {});
-    await Promise.race([waitFor(() => answers(port), 30_000, `${name} on port ${port}`), exited]);
+    await Promise.race([waitFor(() => answers(port), 90_000, `${name} on port ${port}`), exited]);
   };
   const stop = async () => {
     const running = child;

@@ -113,6 +113,12 @@ describe("redisStream on Redis", () => {
       await next.close();
       expect(await next.next()).toEqual({ done: true, value: undefined });
 
+      const plain = uniqueName("plain");
+      keys.push(plain);
+      await client.set(plain, "not a stream");
+      const wrong = redisStream({ client, key: plain });
+      await expectCode(() => wrong.next(), ErrorCode.NOT_A_STREAM);
+      await wrong.close();
       await expectCode(() => redisStream({ client, key: "" }), ErrorCode.INVALID_OPTION);
       await expectCode(() => redisStream({ client: {} as never, key }), ErrorCode.INVALID_OPTION);
       await expectCode(() => redisStream({ client, key, from: { id: "x" } }), ErrorCode.INVALID_OPTION);

@@ -1,4 +1,4 @@
-import { Backoff, type Logger, sleep } from "@x/core";
+import { Backoff, type Logger, sleep, XError } from "@x/core";
 
 /** Where a broker session starts: at a position (inclusive), right after one, or at the adapter's configured start. */
 export type SessionStart<P> = { at: P } | { after: P } | undefined;
@@ -22,6 +22,8 @@ export interface BrokerEngine<R, P> {
   open(start: SessionStart<P>): Promise<BrokerSession<R>>;
   /** The position of a record in its stream: what the checkpoint state holds, and what {@link BrokerStream.seek} takes. */
   positionOf(record: R): P;
+  /** Releases what the engine owns (a connection it opened), after the last session was closed. Optional. */
+  close?(): Promise<void>;
   /** Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a value that is no position of this engine. */
   checkPosition(position: unknown): asserts position is P;
 }
@@ -35,7 +37,8 @@ export interface BrokerEngine<R, P> {
  *   were delivered but not yet handed out are dropped and read again after the resume. No session is opened
  *   while paused, so a pause survives a reconnect of the client and a restart of the broker.
  * - Reads that fail (a lost connection, a restarting broker) are retried with backoff from the position after
- *   the last record handed out, so nothing is skipped; each failure is logged at `warn`.
+ *   the last record handed out, so nothing is skipped; each failure is logged at `warn`. An `XError` from the
+ *   engine (a stream that does not exist, say) is not retried: `next()` rejects with it.
  * - `break` in a `for await`, `return()` and `close()` end the stream and close the session.
  */
 export interface BrokerStream<R, P> extends AsyncIterableIterator<R, undefined, undefined> {
@@ -95,7 +98,8 @@ class Stream<R, P> implements BrokerStream<R, P> {
   #session: Promise<BrokerSession<R>> | undefined;
   #buffer: R[] = [];
   #paused = false;
-  #closed = false;
+  /** Set by the first `close()`: what it awaits. */
+  #closed: Promise<void> | undefined;
   /** Bumped by every pause, seek and close: a read that started before is discarded. */
   #generation = 0;
   #position: P | undefined;
@@ -157,12 +161,14 @@ class Stream<R, P> implements BrokerStream<R, P> {
   }
 
   async close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      this.#closing.abort();
+    if (this.#closed) return this.#closed;
+    this.#closing.abort();
+    this.#closed = (async () => {
       this.#wake();
-    }
-    await this.#interrupt();
+      await this.#interrupt();
+      await this.#engine.close?.();
+    })();
+    return this.#closed;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -202,6 +208,10 @@ class Stream<R, P> implements BrokerStream<R, P> {
       this.#buffer.push(...batch);
     } catch (error) {
       if (generation !== this.#generation) return;
+      if (XError.is(error)) {
+        await this.#closeSession();
+        throw error;
+      }
       const delayMs = this.#backoff.next();
       this.#logger.warn({ error, retryInMs: Math.round(delayMs) }, "broker read failed: reopening");
       await this.#closeSession();

@@ -1,8 +1,8 @@
-import { optionError } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
+  checkPositionOf,
   count,
   parseStreamOptions,
   type StreamOptions,
@@ -122,22 +122,26 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
   }
 
   checkPosition(position: unknown): asserts position is number {
-    if (!sequence.safeParse(position).success)
-      throw optionError(
-        ErrorCode.INVALID_OPTION,
-        "position",
-        position,
-        "a stream sequence, an integer ≥ 1",
-        CheckpointError,
-      );
+    checkPositionOf(sequence.safeParse(position).success, position, "a stream sequence, an integer ≥ 1");
   }
 
   async open(start: SessionStart<number>): Promise<BrokerSession<M>> {
     const { js, stream, filterSubjects, batchSize } = this.#options;
-    const consumer = await js.consumers.get(stream, {
-      ...(filterSubjects === undefined ? {} : { filter_subjects: filterSubjects }),
-      ...this.#policy(start),
-    });
+    const consumer = await js.consumers
+      .get(stream, {
+        ...(filterSubjects === undefined ? {} : { filter_subjects: filterSubjects }),
+        ...this.#policy(start),
+      })
+      .catch((cause: unknown) => {
+        if ((cause as { status?: unknown }).status !== 404) throw cause;
+        throw new CheckpointError(
+          ErrorCode.NOT_A_STREAM,
+          `JetStream has no stream ${JSON.stringify(stream)}`,
+          {
+            cause,
+          },
+        );
+      });
     const messages = await consumer.consume({ max_messages: batchSize });
     const iterator = messages[Symbol.asyncIterator]();
     let reading: Promise<unknown> | undefined;

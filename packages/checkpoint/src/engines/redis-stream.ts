@@ -1,8 +1,8 @@
-import { optionError } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
+  checkPositionOf,
   count,
   durationMs,
   parseStreamOptions,
@@ -119,14 +119,11 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
   }
 
   checkPosition(position: unknown): asserts position is string {
-    if (typeof position !== "string" || !ID.test(position))
-      throw optionError(
-        ErrorCode.INVALID_OPTION,
-        "position",
-        position,
-        'a Redis stream id "<ms>-<seq>"',
-        CheckpointError,
-      );
+    checkPositionOf(
+      typeof position === "string" && ID.test(position),
+      position,
+      'a Redis stream id "<ms>-<seq>"',
+    );
   }
 
   async open(start: SessionStart<string>): Promise<BrokerSession<RedisStreamRecord>> {
@@ -140,16 +137,19 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
       },
       read() {
         reading = (async () => {
-          const reply = await client.sendCommand([
-            "XREAD",
-            "COUNT",
-            String(batchSize),
-            "BLOCK",
-            String(Math.round(blockMs)),
-            "STREAMS",
+          const reply = await wrongType(
+            client.sendCommand([
+              "XREAD",
+              "COUNT",
+              String(batchSize),
+              "BLOCK",
+              String(Math.round(blockMs)),
+              "STREAMS",
+              key,
+              after,
+            ]),
             key,
-            after,
-          ]);
+          );
           const records = parseReply(reply);
           delivered += records.length;
           const last = records.at(-1);
@@ -188,6 +188,20 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
     ]);
     const [entry] = entriesOf(reply);
     return entry ? String(entry[0]) : "0-0";
+  }
+}
+
+/** `reading`, with Redis's `WRONGTYPE` error (the key holds no stream) turned into `ERR_X_CHECKPOINT_NOT_A_STREAM`. */
+async function wrongType<T>(reading: Promise<T>, key: string): Promise<T> {
+  try {
+    return await reading;
+  } catch (cause) {
+    if (!String((cause as Error)?.message).startsWith("WRONGTYPE")) throw cause;
+    throw new CheckpointError(
+      ErrorCode.NOT_A_STREAM,
+      `the Redis key ${JSON.stringify(key)} holds no stream`,
+      { cause },
+    );
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, parseOptions } from "@x/core/internal";
+import { loggerOption, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import { type BrokerEngine, type BrokerStream, brokerStream } from "./broker-stream.js";
@@ -50,4 +50,14 @@ export function streamOf<R, P>(
     logger: options.logger,
     retry: { initialMs: options.retryInitialMs, maxMs: options.retryMaxMs },
   });
+}
+
+/**
+ * Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a `seek` to a value that is no position of the engine.
+ *
+ * @param valid - whether `position` is one
+ * @param expected - what a position of this engine is, for the message
+ */
+export function checkPositionOf(valid: boolean, position: unknown, expected: string): void {
+  if (!valid) throw optionError(ErrorCode.INVALID_OPTION, "position", position, expected, CheckpointError);
 }
