@@ -119,7 +119,7 @@ describe("natsStream on NATS JetStream", () => {
   });
 });
 
-describe("natsStream on a private nats-server, restarted during the downtime", () => {
+describe("natsStream on a private nats-server that restarts", () => {
   let server: PrivateServer;
   beforeAll(async () => {
     server = await startPrivateServer("nats-server", "nats-server", (port, dir) => [
@@ -133,6 +133,25 @@ describe("natsStream on a private nats-server, restarted during the downtime", (
     ]);
   }, 60_000);
   afterAll(() => server?.stop());
+
+  it("reads on across a restart in the middle of the stream: none skipped, none twice", async () => {
+    const address = `127.0.0.1:${server.port}`;
+    const { stream: name } = await produce(address, 3_000);
+    const nc = await open(address);
+    const stream = natsStream({ js: jetstream(nc), stream: name, batchSize: 100, retryMaxMs: 200 });
+    const seen: number[] = [];
+    try {
+      for await (const message of stream) {
+        seen.push((message.json() as { i: number }).i);
+        if (seen.length === 1_000) await server.restart();
+        if (seen.length === 3_000) break;
+      }
+    } finally {
+      await stream.close();
+      await nc.close();
+    }
+    expect(seen).toEqual(Array.from({ length: 3_000 }, (_, index) => index));
+  }, 60_000);
 
   it("keeps the consumer closed across the restart and replays from the checkpointed sequence", async () => {
     const address = `127.0.0.1:${server.port}`;

@@ -2,6 +2,7 @@
 // RabbitMQ node for the broker restart.
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import amqp from "amqplib";
@@ -109,7 +110,7 @@ describe("rabbitmqStream on RabbitMQ", () => {
   });
 });
 
-describe("rabbitmqStream on a private RabbitMQ node, restarted during the downtime", () => {
+describe("rabbitmqStream on a private RabbitMQ node that restarts", () => {
   let server: PrivateServer;
   beforeAll(async () => {
     const distPort = await freePort();
@@ -137,6 +138,31 @@ describe("rabbitmqStream on a private RabbitMQ node, restarted during the downti
     );
   }, 180_000);
   afterAll(() => server?.stop(), 60_000);
+
+  it("reconnects after a restart in the middle of the stream: none skipped, none twice", async () => {
+    const url = `amqp://guest:guest@127.0.0.1:${server.port}`;
+    const queue = await produce(url, 3_000);
+    const { logger, messages } = recordingLogger();
+    const stream = rabbitmqStream({
+      connect: () => amqp.connect(url),
+      queue,
+      prefetch: 100,
+      retryMaxMs: 500,
+      logger,
+    });
+    const seen: number[] = [];
+    try {
+      for await (const message of stream) {
+        seen.push(indexOf(message));
+        if (seen.length === 1_000) await server.restart();
+        if (seen.length === 3_000) break;
+      }
+    } finally {
+      await stream.close();
+    }
+    expect(seen).toEqual(Array.from({ length: 3_000 }, (_, index) => index));
+    expect(messages("warn")).toContain("broker read failed: reopening");
+  }, 180_000);
 
   it("keeps the consumer cancelled across the restart and replays from the checkpointed offset", async () => {
     const url = `amqp://guest:guest@127.0.0.1:${server.port}`;

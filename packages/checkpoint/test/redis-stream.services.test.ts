@@ -1,6 +1,7 @@
 // Redis streams: the adapter against the machine's Redis, and against a private redis-server for the
 // broker restart.
 
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import { createClient } from "redis";
@@ -129,7 +130,7 @@ describe("redisStream on Redis", () => {
   });
 });
 
-describe("redisStream on a private redis-server, restarted during the downtime", () => {
+describe("redisStream on a private redis-server that restarts", () => {
   let server: PrivateServer;
   beforeAll(async () => {
     server = await startPrivateServer("redis-server", "redis-server", (port, dir) => [
@@ -148,6 +149,27 @@ describe("redisStream on a private redis-server, restarted during the downtime",
     ]);
   }, 60_000);
   afterAll(() => server?.stop());
+
+  it("reads on across a restart in the middle of the stream: none skipped, none twice", async () => {
+    const url = `redis://127.0.0.1:${server.port}`;
+    const key = await produce(url, 3_000);
+    const client = await connect(url);
+    const { logger, messages } = recordingLogger();
+    const stream = redisStream({ client, key, batchSize: 100, blockMs: 100, retryMaxMs: 200, logger });
+    const seen: number[] = [];
+    try {
+      for await (const record of stream) {
+        seen.push(Number(record.fields.i));
+        if (seen.length === 1_000) await server.restart();
+        if (seen.length === 3_000) break;
+      }
+    } finally {
+      await stream.close();
+      client.destroy();
+    }
+    expect(seen).toEqual(Array.from({ length: 3_000 }, (_, index) => index));
+    expect(messages("warn").every((message) => message === "broker read failed: reopening")).toBe(true);
+  });
 
   it("keeps the pause across the restart and replays from the checkpointed id", async () => {
     const url = `redis://127.0.0.1:${server.port}`;

@@ -4,6 +4,7 @@ import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./
 import {
   checkPositionOf,
   count,
+  durationMs,
   parseStreamOptions,
   type StreamOptions,
   streamOf,
@@ -38,7 +39,9 @@ export interface NatsJetStream<M extends NatsStreamMessage> {
         opt_start_seq?: number;
         opt_start_time?: string;
       },
-    ): Promise<{ consume(options: { max_messages: number }): Promise<NatsConsumerMessages<M>> }>;
+    ): Promise<{
+      consume(options: { max_messages: number; expires: number }): Promise<NatsConsumerMessages<M>>;
+    }>;
   };
 }
 
@@ -57,6 +60,12 @@ export interface NatsStreamOptions<M extends NatsStreamMessage> extends StreamOp
   from?: NatsStreamStart;
   /** Messages the client asks for at a time, and so at most buffers (`max_messages` of `consume()`). Default 500. */
   batchSize?: number;
+  /**
+   * How long one pull request lasts (`expires` of `consume()`), in ms, at least 1 000. The client notices a
+   * lost server by missed heartbeats, at half this period, so it also bounds how long a restart goes
+   * unnoticed. Default 5 000.
+   */
+  pullExpiresMs?: number;
 }
 
 const sequence = z.number().int().min(1);
@@ -82,6 +91,7 @@ const schema = z.strictObject({
     )
     .default("first"),
   batchSize: count(100_000).default(500),
+  pullExpiresMs: durationMs(1_000).default(5_000),
   ...streamOptionFields,
 });
 
@@ -126,7 +136,7 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
   }
 
   async open(start: SessionStart<number>): Promise<BrokerSession<M>> {
-    const { js, stream, filterSubjects, batchSize } = this.#options;
+    const { js, stream, filterSubjects, batchSize, pullExpiresMs } = this.#options;
     const consumer = await js.consumers
       .get(stream, {
         ...(filterSubjects === undefined ? {} : { filter_subjects: filterSubjects }),
@@ -142,7 +152,7 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
           },
         );
       });
-    const messages = await consumer.consume({ max_messages: batchSize });
+    const messages = await consumer.consume({ max_messages: batchSize, expires: Math.round(pullExpiresMs) });
     const iterator = messages[Symbol.asyncIterator]();
     let reading: Promise<unknown> | undefined;
     return {

@@ -110,15 +110,22 @@ export function streamOffsetOf(message: AmqpStreamMessage): number {
   return value;
 }
 
-/** AMQP reply codes that no retry can change: access refused, not found, precondition failed (not a stream queue). */
-const REFUSALS = new Set([403, 404, 406]);
+/**
+ * Whether a refused consume is for good: access refused (403), not a stream queue (406 precondition
+ * failed), or no such queue (404 "no queue"). A 404 for a queue whose node is down is transient: it happens
+ * while a restarted broker is loading its queues.
+ */
+function refusedForGood(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 403 || code === 406 || (code === 404 && String(message).includes("no queue"));
+}
 
 /** `consuming`, with a refusal for good turned into `ERR_X_CHECKPOINT_NOT_A_STREAM`. */
 async function refusals<T>(consuming: Promise<T>, queue: string): Promise<T> {
   try {
     return await consuming;
   } catch (cause) {
-    if (!REFUSALS.has((cause as { code?: unknown }).code as number)) throw cause;
+    if (!refusedForGood(cause)) throw cause;
     throw new CheckpointError(
       ErrorCode.NOT_A_STREAM,
       `RabbitMQ refused to consume ${JSON.stringify(queue)} as a stream queue (x-queue-type: stream): ${(cause as Error).message}`,
