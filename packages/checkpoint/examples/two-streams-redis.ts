@@ -1,7 +1,8 @@
 // The two-streams example on a real engine, Redis Streams: orders (the dependent) are priced with the latest
 // price from a price stream (the dependency). The price stream stalls after 10:04; the checkpoint pauses
 // the orders on Redis (no XREAD while paused), and when the prices catch up it seeks the orders back to the
-// first one priced more than 5 minutes late and replays them with the fresh prices.
+// first one priced more than 5 minutes late and replays them with the fresh prices. After the replay the
+// orders, already read, can run ahead of the prices again: each such outage pauses and replays the same way.
 // Run: pnpm --filter @x/checkpoint example:redis (Redis at REDIS_URL, default redis://127.0.0.1:6379)
 import { once } from "node:events";
 import { Checkpoint, Dependency } from "@x/checkpoint";
@@ -65,7 +66,8 @@ async function priceOrders() {
   for await (const order of orders) {
     console.log(`order ${order.fields.order} at ${clock(order.time)} priced ${priceAt(order.time)}`);
     await checkpoint.checkPulse(order.time, { id: order.id });
-    if (order.fields.order === "20") break;
+    // The last order, unless its pulse found the prices down: then it is replayed after the recovery.
+    if (order.fields.order === "20" && !checkpoint.dependency("prices").isDown) break;
   }
 }
 
@@ -75,7 +77,7 @@ while (priceLog.size < 5) await new Promise((resolve) => setTimeout(resolve, 10)
 const pricing = priceOrders();
 await once(checkpoint, "down");
 // The price feed comes back: the late prices from 10:05 on, while the orders stay paused.
-for (let m = 5; m <= 20; m++) await add(keys.prices, m, { price: String(100 + m) });
+for (let m = 5; m <= 25; m++) await add(keys.prices, m, { price: String(100 + m) });
 await pricing;
 await prices.close();
 await following;

@@ -4,7 +4,7 @@ import { type JetStreamClient, type JsMsg, jetstream, jetstreamManager } from "@
 import { connect } from "@nats-io/transport-node";
 import { requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../src/index.js";
 import { natsStream } from "../src/nats.js";
 import { runScenario, type ScenarioEngine } from "./engine-scenario.js";
@@ -12,6 +12,9 @@ import { expectCode } from "./helpers.js";
 import { type PrivateServer, startPrivateServer } from "./private-server.js";
 
 const NATS_SERVER = process.env.NATS_SERVER ?? "127.0.0.1:4222";
+// 10 000 records through a checkpoint, with restarts, on a shared and loaded machine: generous deadlines.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
+
 const COUNT = 10_000;
 const created: { server: string; stream: string }[] = [];
 

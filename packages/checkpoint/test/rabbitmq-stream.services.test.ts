@@ -6,12 +6,15 @@ import { recordingLogger } from "@x/test-support/recording-logger";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import amqp from "amqplib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../src/index.js";
 import { type AmqpStreamMessage, rabbitmqStream } from "../src/rabbitmq-stream.js";
 import { runScenario, type ScenarioEngine } from "./engine-scenario.js";
 import { expectCode } from "./helpers.js";
 import { freePort, type PrivateServer, startPrivateServer } from "./private-server.js";
+
+// 10 000 records through a checkpoint, with restarts, on a shared and loaded machine: generous deadlines.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
 
 const COUNT = 10_000;
 const created: { url: string; queue: string }[] = [];

@@ -5,7 +5,7 @@ import { recordingLogger } from "@x/test-support/recording-logger";
 import { requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import { createClient } from "redis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ErrorCode } from "../src/index.js";
 import { type RedisStreamRecord, redisStream } from "../src/redis.js";
 import { runScenario, type ScenarioEngine } from "./engine-scenario.js";
@@ -13,6 +13,9 @@ import { expectCode } from "./helpers.js";
 import { type PrivateServer, startPrivateServer } from "./private-server.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+// 10 000 records through a checkpoint, with restarts, on a shared and loaded machine: generous deadlines.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 180_000 });
+
 const COUNT = 10_000;
 const keys: string[] = [];
 
