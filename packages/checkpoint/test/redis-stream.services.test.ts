@@ -115,7 +115,25 @@ describe("redisStream on Redis", () => {
       expect(next.position).toBe(all[8]!.id);
       await expectCode(() => next.seek("not-an-id"), ErrorCode.INVALID_OPTION);
       await next.close();
+      await next.close(); // idempotent
       expect(await next.next()).toEqual({ done: true, value: undefined });
+
+      // Calls made together are served in call order; a pause waits for a read in flight and drops it.
+      {
+        await using together = redisStream({ client, key, blockMs: 50 });
+        const results = await Promise.all([together.next(), together.next(), together.next()]);
+        expect(results.map((result) => result.value?.fields.i)).toEqual(["0", "1", "2"]);
+        await together.pause();
+        const waiting = together.next();
+        let settled = false;
+        void waiting.then(() => {
+          settled = true;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(settled).toBe(false);
+        together.resume();
+        expect((await waiting).value?.fields.i).toBe("3");
+      }
 
       const plain = uniqueName("plain");
       keys.push(plain);
