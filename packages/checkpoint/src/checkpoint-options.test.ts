@@ -1,7 +1,8 @@
+import { PassThrough, Readable } from "node:stream";
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { AsyncCache, at, expectCode, RecordingCache, recordingDependent } from "../test/helpers.js";
-import { Checkpoint, Dependency, MemoryCache } from "./index.js";
+import { Checkpoint, Dependency, ErrorCode, MemoryCache, pausable } from "./index.js";
 
 describe("Checkpoint options", () => {
   it("has the documented defaults and read-only views", () => {
@@ -252,6 +253,58 @@ describe("Checkpoint options", () => {
       });
       expect(events).toEqual(["down", "downtime callback", "up", "recovery callback"]);
       expect(cache.get("__c_d_checkpoint_is_down")).toBe(false);
+    });
+
+    it("refuses a Node Readable, whose pause() does not stop a for await, naming pausable()", async () => {
+      // The trap itself: pause() on a Readable does not stop a `for await` over it.
+      const flowing = Readable.from(["a", "b", "c"]);
+      const seen: string[] = [];
+      for await (const item of flowing) {
+        seen.push(item);
+        flowing.pause();
+      }
+      expect(flowing.isPaused()).toBe(true);
+      expect(seen).toEqual(["a", "b", "c"]);
+
+      for (const dependent of [Readable.from([1]), new PassThrough()]) {
+        const error = await expectCode(
+          () => new Checkpoint("c", { dependent, dependencies: [new Dependency("d")] }),
+          ErrorCode.INVALID_OPTION,
+        );
+        expect(error.message).toMatch(/^invalid option dependent: .*pausable\(readable\)/);
+        await expectCode(
+          () => Checkpoint.open("c", { dependent, dependencies: [new Dependency("d")] }),
+          ErrorCode.INVALID_OPTION,
+        );
+      }
+      // Refused before the dependency is taken over: it can still join another checkpoint.
+      const dep = new Dependency("d");
+      await expectCode(
+        () => new Checkpoint("c", { dependent: Readable.from([1]), dependencies: [dep] }),
+        ErrorCode.INVALID_OPTION,
+      );
+      const unpaused = new Checkpoint("c", {
+        dependent: Readable.from([1]),
+        pauseDependent: false,
+        dependencies: [dep],
+      });
+      expect(unpaused.dependent).toBeInstanceOf(Readable);
+    });
+
+    it("pauses a Node Readable wrapped in pausable(): no record is delivered while the dependency is down", async () => {
+      const orders = pausable<number>(Readable.from([1, 2, 3]));
+      const cp = new Checkpoint("c", { dependent: orders, dependencies: [new Dependency("d")] });
+      await cp.checkPulse(at(0));
+      await cp.checkPulse(at(11));
+      let settled = false;
+      const next = orders.next().then((result) => {
+        settled = true;
+        return result;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(settled).toBe(false);
+      await cp.heartbeat(at(12));
+      expect(await next).toEqual({ done: false, value: 1 });
     });
 
     it("with pauseDependent: false never calls pause() or resume()", async () => {

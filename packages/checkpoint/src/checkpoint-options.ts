@@ -15,8 +15,10 @@ export type CheckpointCallback = (
 export interface CheckpointOptions {
   /**
    * The dependent stream. When it has both a `pause()` and a `resume()` method (a `pausable()` stream, an
-   * adapter around a Kafka consumer, …) the checkpoint pauses it during a downtime; anything else is kept
-   * as is and never paused. Default `undefined`.
+   * engine adapter, an adapter around a Kafka consumer, …) the checkpoint pauses it during a downtime;
+   * anything else is kept as is and never paused. A Node `Readable` is refused (unless `pauseDependent` is
+   * false): its `pause()` does not stop a `for await` over it; pass `pausable(readable)` instead.
+   * Default `undefined`.
    */
   dependent?: unknown;
   /** The dependency streams, in the order in which they are checked: at least one, with distinct names. Required. */
@@ -41,6 +43,19 @@ export interface CheckpointOptions {
 
 const isObjectLike = (value: unknown): value is Record<PropertyKey, unknown> =>
   (typeof value === "object" && value !== null) || typeof value === "function";
+
+/**
+ * Whether `value` is a Node `Readable` (also a `Duplex`, a `Transform`, or one from the `readable-stream`
+ * package): its async iterator reads with `read()`, which `pause()` does not stop.
+ */
+function isNodeReadable(value: unknown): boolean {
+  return (
+    isObjectLike(value) &&
+    typeof value.read === "function" &&
+    typeof value.pipe === "function" &&
+    isObjectLike(value._readableState)
+  );
+}
 
 const callback = z.custom<CheckpointCallback>((value) => typeof value === "function", {
   error: "a function (checkpoint, dependency) => unknown",
@@ -77,6 +92,16 @@ export type ParsedCheckpointOptions = z.output<typeof schema>;
  */
 export function parseCheckpointOptions(options: CheckpointOptions): ParsedCheckpointOptions {
   const parsed = parseOptions(schema, options, ErrorCode.INVALID_OPTION, CheckpointError);
+  if (parsed.pauseDependent && isNodeReadable(parsed.dependent)) {
+    throw optionError(
+      ErrorCode.INVALID_OPTION,
+      "dependent",
+      parsed.dependent,
+      "a dependent whose pause() stops its consumer; a Node Readable keeps flowing under `for await` " +
+        "after pause(): pass `pausable(readable)` as the dependent and iterate that, or set pauseDependent: false",
+      CheckpointError,
+    );
+  }
   const names = new Set<string>();
   parsed.dependencies.forEach((dependency, index) => {
     if (names.has(dependency.name)) {

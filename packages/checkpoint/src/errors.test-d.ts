@@ -18,6 +18,7 @@ describe("ErrorCode", () => {
       readonly CACHE_CLOSED: "ERR_X_CHECKPOINT_CACHE_CLOSED";
       readonly CACHE_OPEN: "ERR_X_CHECKPOINT_CACHE_OPEN";
       readonly SQLITE_UNAVAILABLE: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE";
+      readonly NOT_A_STREAM: "ERR_X_CHECKPOINT_NOT_A_STREAM";
       readonly SQLITE_VERSION: "ERR_X_CHECKPOINT_SQLITE_VERSION";
     }>();
   });
@@ -36,6 +37,7 @@ describe("ErrorCode", () => {
       | "ERR_X_CHECKPOINT_CACHE_CLOSED"
       | "ERR_X_CHECKPOINT_CACHE_OPEN"
       | "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE"
+      | "ERR_X_CHECKPOINT_NOT_A_STREAM"
       | "ERR_X_CHECKPOINT_SQLITE_VERSION"
     >();
     expectTypeOf<ErrorCode>().toExtend<`ERR_X_CHECKPOINT_${string}`>();

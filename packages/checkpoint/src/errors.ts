@@ -26,6 +26,8 @@ export const ErrorCode = {
   CACHE_OPEN: "ERR_X_CHECKPOINT_CACHE_OPEN",
   /** `better-sqlite3`, needed by `SqliteCache`, is not installed or does not load. */
   SQLITE_UNAVAILABLE: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE",
+  /** An engine adapter cannot read its stream: it does not exist, is not a stream (a classic queue), or access is refused. */
+  NOT_A_STREAM: "ERR_X_CHECKPOINT_NOT_A_STREAM",
   /** The installed `better-sqlite3` is not 12.x or 13.x, or does not support the running Node. */
   SQLITE_VERSION: "ERR_X_CHECKPOINT_SQLITE_VERSION",
 } as const;

@@ -225,4 +225,40 @@ describe("SqliteCache", () => {
     expect(recovered).toEqual([{ offset: 11n }]);
     expect(dependent.log).toEqual(["pause", "resume"]);
   });
+
+  it("offsets checkpointed at detection are a copy: the same before and after a restart, whatever the caller mutates", async () => {
+    const dependent = recordingDependent();
+    const first = open();
+    const before = new Checkpoint("orders", {
+      dependent,
+      dependencies: [new Dependency("prices")],
+      cache: first,
+    });
+    const offsets = { p0: 100n, p1: 7n };
+    await before.checkPulse(at(0), { offsets });
+    await before.heartbeat(at(1));
+    offsets.p0 = 112n; // the caller reuses its offsets object: the checkpoint holds its own copies
+    await before.checkPulse(at(12), { offsets });
+    expect(before.dependency("prices").isDown).toBe(true);
+    await before.heartbeat(at(2)); // a late price: snapshots the offsets at detection
+    offsets.p0 = 999n;
+    offsets.p1 = 999n;
+    const atDetection = { offsets: { p0: 112n, p1: 7n } };
+    const live = before.dependency("prices").checkpointState;
+    expect(live).toEqual(atDetection);
+    expect(live).not.toBe(before.state);
+    expect((live as typeof atDetection).offsets).not.toBe(offsets);
+    await first.close();
+
+    const recovered: unknown[] = [];
+    const after = new Checkpoint("orders", {
+      dependent,
+      dependencies: [new Dependency("prices")],
+      cache: open(),
+      recoveryCallback: (_cp, dep) => recovered.push(structuredClone(dep.checkpointState)),
+    });
+    expect(after.dependency("prices").checkpointState).toEqual(atDetection);
+    await after.heartbeat(at(13));
+    expect(recovered).toEqual([atDetection]);
+  });
 });

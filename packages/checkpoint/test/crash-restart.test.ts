@@ -1,43 +1,9 @@
 // A process killed with SIGKILL in the middle of a downtime, and a new process on the same SQLite file:
 // the new one starts paused, before it pulls a single record, and recovers with the saved offsets.
-import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { testTempDir } from "@x/test-support/temp-dir";
-import { expect, it, onTestFinished } from "vitest";
-
-const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-
-/**
- * Starts a child Node on a module script and collects its stdout lines. The child gets SIGKILL when the
- * current test finishes; Vitest runs `onTestFinished` callbacks in reverse order of registration, so that
- * happens before the test's directory, made earlier, is removed.
- */
-function start(script: string) {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@x/source", "--import", tsx, "--input-type=module", "-e", script],
-    {
-      cwd: packageDir,
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  onTestFinished(() => {
-    child.kill("SIGKILL");
-  });
-  const lines: string[] = [];
-  let buffer = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    const parts = buffer.split("\n");
-    buffer = parts.pop() ?? "";
-    lines.push(...parts);
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, lines, exited };
-}
+import { expect, it } from "vitest";
+import { startScript } from "./child-script.js";
 
 async function waitForLine(lines: string[], prefix: string, timeoutMs = 30_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
@@ -60,7 +26,7 @@ it("a restart after SIGKILL during a downtime is paused before the first record 
   const dir = testTempDir("x-checkpoint-crash-");
   const file = join(dir, "checkpoints.db");
 
-  const first = start(`${common(file)}
+  const first = startScript(`${common(file)}
     const cp = new Checkpoint("orders", { dependencies: [new Dependency("prices")], cache });
     await cp.checkPulse(at(0), { offset: 100 });
     await cp.heartbeat(at(1));
@@ -72,7 +38,7 @@ it("a restart after SIGKILL during a downtime is paused before the first record 
   first.child.kill("SIGKILL");
   await first.exited;
 
-  const second = start(`${common(file)}
+  const second = startScript(`${common(file)}
     let pulled = 0;
     async function* records() { for (let offset = 113; offset < 116; offset++) { pulled++; yield offset; } }
     const dependent = pausable(records());

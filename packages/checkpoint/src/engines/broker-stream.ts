@@ -1,0 +1,261 @@
+import { Backoff, type Logger, sleep, XError } from "@x/core";
+
+/** Where a broker session starts: at a position (inclusive), right after one, or at the adapter's configured start. */
+export type SessionStart<P> = { at: P } | { after: P } | undefined;
+
+/**
+ * One read session on a broker, opened at a position: a consumer, a subscription, a read cursor. Adapters
+ * implement it; {@link BrokerStream} drives it.
+ */
+export interface BrokerSession<R> {
+  /** How many records the broker delivered to this session so far, read or not: counted where the client receives them. */
+  readonly delivered: number;
+  /** The next records the broker delivered, in order; empty when none came within the adapter's poll time. Rejects when the connection fails. */
+  read(): Promise<readonly R[]>;
+  /** Stops the broker's delivery to this session: once it resolves, nothing more is delivered to it. Awaits a read in flight. */
+  close(): Promise<void>;
+}
+
+/** What an adapter gives {@link brokerStream}: how to open a session and where a record is. */
+export interface BrokerEngine<R, P> {
+  /** Opens a session that delivers records from `start` on. */
+  open(start: SessionStart<P>): Promise<BrokerSession<R>>;
+  /** The position of a record in its stream: what the checkpoint state holds, and what {@link BrokerStream.seek} takes. */
+  positionOf(record: R): P;
+  /** Releases what the engine owns (a connection it opened), after the last session was closed. Optional. */
+  close?(): Promise<void>;
+  /** Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a value that is no position of this engine. */
+  checkPosition(position: unknown): asserts position is P;
+}
+
+/**
+ * The dependent of a `Checkpoint` on a real broker: an async iterator over a broker stream whose `pause()`
+ * stops the broker's delivery (not only the loop that consumes it) and whose `seek()` moves it back to a
+ * checkpointed position.
+ *
+ * - `pause()` closes the broker session and resolves once the broker has stopped delivering; records that
+ *   were delivered but not yet handed out are dropped and read again after the resume. No session is opened
+ *   while paused, so a pause survives a reconnect of the client and a restart of the broker.
+ * - Reads that fail (a lost connection, a restarting broker) are retried with backoff from the position after
+ *   the last record handed out, so nothing is skipped; each failure is logged at `warn`. An `XError` from the
+ *   engine (a stream that does not exist, say) is not retried: `next()` rejects with it.
+ * - `break` in a `for await`, `return()` and `close()` end the stream and close the session.
+ */
+export interface BrokerStream<R, P> extends AsyncIterableIterator<R, undefined, undefined> {
+  /** The next record, once not paused; `{ done: true }` after `close()`. */
+  next(): Promise<IteratorResult<R, undefined>>;
+  /** Closes the stream; resolves `{ done: true, value }`. */
+  return(value?: unknown): Promise<IteratorResult<R, undefined>>;
+  /** The stream itself. */
+  [Symbol.asyncIterator](): BrokerStream<R, P>;
+  /** Stops the broker's delivery; resolves once it has stopped. Idempotent. */
+  pause(): Promise<void>;
+  /** Lets `next()` read from the broker again. Idempotent. */
+  resume(): void;
+  /** Whether the stream is paused; false at first. */
+  readonly paused: boolean;
+  /**
+   * Moves the stream so that the next record handed out is the one at `position` (or the first one after it,
+   * when that one is gone). Call it from the recovery callback, which runs while the stream is paused.
+   *
+   * @throws (rejects with) `ERR_X_CHECKPOINT_INVALID_OPTION` for a value that is no position of this engine
+   */
+  seek(position: P): Promise<void>;
+  /** The position of the last record handed out; undefined before the first one and after a seek. */
+  readonly position: P | undefined;
+  /** How many records the broker delivered to this client so far, handed out or not (a metric, and a proof of the pause). */
+  readonly deliveries: number;
+  /** Ends the stream and closes the broker session. Idempotent. */
+  close(): Promise<void>;
+  /** Calls {@link BrokerStream.close}. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options of {@link brokerStream}. */
+export interface BrokerStreamOptions {
+  /** Gets a `warn` line for each failed read or close. Default silent. */
+  logger: Logger;
+  /** Delays between retries of a failed read, in ms. */
+  retry: { initialMs: number; maxMs: number };
+}
+
+const DONE: IteratorResult<never, undefined> = Object.freeze({ done: true, value: undefined });
+
+/** Builds the {@link BrokerStream} of an adapter. */
+export function brokerStream<R, P>(
+  engine: BrokerEngine<R, P>,
+  options: BrokerStreamOptions,
+): BrokerStream<R, P> {
+  return new Stream(engine, options);
+}
+
+class Stream<R, P> implements BrokerStream<R, P> {
+  readonly #engine: BrokerEngine<R, P>;
+  readonly #logger: Logger;
+  readonly #backoff: Backoff;
+  readonly #closing = new AbortController();
+  #start: SessionStart<P>;
+  #session: Promise<BrokerSession<R>> | undefined;
+  #buffer: R[] = [];
+  #paused = false;
+  /** Set by the first `close()`: what it awaits. */
+  #closed: Promise<void> | undefined;
+  /** Bumped by every pause, seek and close: a read that started before is discarded. */
+  #generation = 0;
+  #position: P | undefined;
+  /** The session open now, once opened, and the deliveries of the sessions before it. */
+  #opened: BrokerSession<R> | undefined;
+  #deliveredBefore = 0;
+  #wakeUp: (() => void) | undefined;
+  /** How many `next()` calls are queued or running. */
+  #waiting = 0;
+  /** The `next()` calls, one after the other. */
+  #turn: Promise<unknown> = Promise.resolve();
+
+  constructor(engine: BrokerEngine<R, P>, options: BrokerStreamOptions) {
+    this.#engine = engine;
+    this.#logger = options.logger;
+    this.#backoff = new Backoff({ ...options.retry, jitter: 0.2 });
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  get position(): P | undefined {
+    return this.#position;
+  }
+
+  get deliveries(): number {
+    return this.#deliveredBefore + (this.#opened?.delivered ?? 0);
+  }
+
+  [Symbol.asyncIterator](): BrokerStream<R, P> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<R, undefined>> {
+    // The common case, a record already read and no call waiting before this one, skips the queue of calls.
+    if (this.#waiting === 0 && this.#closed === undefined && !this.#paused && this.#buffer.length > 0)
+      return Promise.resolve(this.#take());
+    this.#waiting++;
+    const result = this.#turn.then(() => this.#pull());
+    const done = () => {
+      this.#waiting--;
+    };
+    this.#turn = result.then(done, done);
+    return result;
+  }
+
+  async return(): Promise<IteratorResult<R, undefined>> {
+    await this.close();
+    return DONE;
+  }
+
+  async pause(): Promise<void> {
+    this.#paused = true;
+    await this.#interrupt();
+  }
+
+  resume(): void {
+    this.#paused = false;
+    this.#wake();
+  }
+
+  async seek(position: P): Promise<void> {
+    this.#engine.checkPosition(position);
+    this.#start = { at: position };
+    this.#position = undefined;
+    await this.#interrupt();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return this.#closed;
+    this.#closing.abort();
+    this.#closed = (async () => {
+      this.#wake();
+      await this.#interrupt();
+      await this.#engine.close?.();
+    })();
+    return this.#closed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #pull(): Promise<IteratorResult<R, undefined>> {
+    for (;;) {
+      if (this.#closed) return DONE;
+      if (this.#paused) {
+        await new Promise<void>((resolve) => {
+          this.#wakeUp = resolve;
+        });
+        continue;
+      }
+      if (this.#buffer.length > 0) return this.#take();
+      await this.#read();
+    }
+  }
+
+  /** Hands out the first record of the buffer, which is not empty. */
+  #take(): IteratorResult<R, undefined> {
+    const record = this.#buffer.shift() as R;
+    const position = this.#engine.positionOf(record);
+    this.#position = position;
+    this.#start = { after: position };
+    return { done: false, value: record };
+  }
+
+  /** Reads one batch into the buffer, opening a session when there is none; on failure, waits before the retry. */
+  async #read(): Promise<void> {
+    const generation = this.#generation;
+    try {
+      this.#session ??= this.#engine.open(this.#start);
+      const session = await this.#session;
+      this.#opened ??= session;
+      const batch = await session.read();
+      if (generation !== this.#generation) return;
+      this.#backoff.reset();
+      this.#buffer.push(...batch);
+    } catch (error) {
+      if (generation !== this.#generation) return;
+      if (XError.is(error)) {
+        await this.#closeSession();
+        throw error;
+      }
+      const delayMs = this.#backoff.next();
+      this.#logger.warn({ error, retryInMs: Math.round(delayMs) }, "broker read failed: reopening");
+      await this.#closeSession();
+      await sleep(delayMs, { signal: this.#closing.signal }).catch(() => {});
+    }
+  }
+
+  /** Discards what was read and closes the session, so that the broker stops delivering. */
+  async #interrupt(): Promise<void> {
+    this.#generation++;
+    this.#buffer = [];
+    await this.#closeSession();
+  }
+
+  async #closeSession(): Promise<void> {
+    const session = this.#session;
+    if (!session) return;
+    this.#session = undefined;
+    const opened = await session.catch(() => undefined); // a failed open was already reported by its read
+    if (!opened) return;
+    try {
+      await opened.close();
+    } catch (error) {
+      this.#logger.warn({ error }, "closing the broker session failed");
+    }
+    if (this.#opened === opened) this.#opened = undefined;
+    this.#deliveredBefore += opened.delivered;
+  }
+
+  #wake(): void {
+    const wakeUp = this.#wakeUp;
+    this.#wakeUp = undefined;
+    wakeUp?.();
+  }
+}

@@ -1,0 +1,238 @@
+import { z } from "zod";
+import { CheckpointError, ErrorCode } from "../errors.js";
+import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
+import {
+  checkPositionOf,
+  count,
+  durationMs,
+  parseStreamOptions,
+  type StreamOptions,
+  streamOf,
+  streamOptionFields,
+} from "./stream-options.js";
+
+/**
+ * The part of a node-redis client (`redis` 4 to 6, `createClient()`) that the adapter uses. Any client with a
+ * `sendCommand(args)` that resolves to the raw reply fits.
+ */
+export interface RedisCommandClient {
+  sendCommand(args: readonly string[]): Promise<unknown>;
+}
+
+/** One entry of a Redis stream, as {@link redisStream} hands it out. */
+export interface RedisStreamRecord {
+  /** The entry id, `"<ms>-<seq>"`: its position, what the checkpoint state holds. */
+  id: string;
+  /** The time in the id (when Redis added the entry, unless the producer chose the id). */
+  time: Date;
+  /** The entry's field-value pairs. */
+  fields: Record<string, string>;
+}
+
+/** Where a {@link redisStream} starts when no position was sought. */
+export type RedisStreamStart = "first" | "next" | { id: string } | { time: Date };
+
+/** Options of {@link redisStream}. */
+export interface RedisStreamOptions extends StreamOptions {
+  /**
+   * A connected node-redis client of the stream's own: `XREAD BLOCK` holds its connection while it waits, so
+   * give it `client.duplicate()` rather than a client that other code uses. Required.
+   */
+  client: RedisCommandClient;
+  /** The stream's key. Required. */
+  key: string;
+  /**
+   * Where to start: `"first"` (the oldest entry), `"next"` (entries added after the first read), `{ id }`
+   * (that entry, inclusive) or `{ time }` (the first entry at or after that time). Default `"first"`.
+   */
+  from?: RedisStreamStart;
+  /** Entries per `XREAD` (`COUNT`). Default 500. */
+  batchSize?: number;
+  /** How long one `XREAD` waits for new entries (`BLOCK`), in ms; a pause waits for a read in flight. Default 1 000. */
+  blockMs?: number;
+}
+
+const ID = /^(\d+)-(\d+)$/;
+const MAX_SEQ = 18_446_744_073_709_551_615n;
+
+const schema = z.strictObject({
+  client: z.custom<RedisCommandClient>(
+    (value) =>
+      typeof value === "object" &&
+      value !== null &&
+      typeof (value as RedisCommandClient).sendCommand === "function",
+    { error: "a node-redis client (createClient()), connected" },
+  ),
+  key: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+  from: z
+    .union(
+      [
+        z.literal(["first", "next"]),
+        z.strictObject({ id: z.string().regex(ID) }),
+        z.strictObject({ time: z.date().refine((date) => !Number.isNaN(date.getTime())) }),
+      ],
+      { error: '"first", "next", { id: "<ms>-<seq>" } or { time: Date }' },
+    )
+    .default("first"),
+  batchSize: count(100_000).default(500),
+  blockMs: durationMs(1).default(1_000),
+  ...streamOptionFields,
+});
+
+/**
+ * A Redis stream (`XADD`) as the pausable, seekable dependent of a `Checkpoint`, read with `XREAD` from the
+ * position after the last entry handed out; entry ids are the positions. While paused no `XREAD` is sent, so
+ * Redis delivers nothing, whatever happens to the connection; node-redis reconnects by itself, and reads
+ * that fail meanwhile are retried.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from "redis";
+ * import { redisStream } from "@x/checkpoint/redis";
+ * const orders = redisStream({ client: await createClient().connect(), key: "orders" });
+ * const cp = new Checkpoint("pricing", {
+ *   dependent: orders,
+ *   dependencies: [new Dependency("prices")],
+ *   recoveryCallback: (_cp, dep) => orders.seek((dep.checkpointState as { id: string }).id),
+ * });
+ * for await (const order of orders) await cp.checkPulse(order.time, { id: order.id });
+ * ```
+ *
+ * @throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a bad option, naming it
+ */
+export function redisStream(options: RedisStreamOptions): BrokerStream<RedisStreamRecord, string> {
+  const parsed = parseStreamOptions(schema, options);
+  return streamOf(new RedisEngine(parsed), parsed);
+}
+
+class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
+  readonly #options: z.output<typeof schema>;
+  /** The id `"next"` resolved to at the first read, so that a reopened session skips nothing. */
+  #next: string | undefined;
+
+  constructor(options: z.output<typeof schema>) {
+    this.#options = options;
+  }
+
+  positionOf(record: RedisStreamRecord): string {
+    return record.id;
+  }
+
+  checkPosition(position: unknown): asserts position is string {
+    checkPositionOf(
+      typeof position === "string" && ID.test(position),
+      position,
+      'a Redis stream id "<ms>-<seq>"',
+    );
+  }
+
+  async open(start: SessionStart<string>): Promise<BrokerSession<RedisStreamRecord>> {
+    let after = await this.#exclusiveId(start);
+    let reading: Promise<readonly RedisStreamRecord[]> | undefined;
+    const { client, key, batchSize, blockMs } = this.#options;
+    let delivered = 0;
+    return {
+      get delivered() {
+        return delivered;
+      },
+      read() {
+        reading = (async () => {
+          const reply = await wrongType(
+            client.sendCommand([
+              "XREAD",
+              "COUNT",
+              String(batchSize),
+              "BLOCK",
+              String(Math.round(blockMs)),
+              "STREAMS",
+              key,
+              after,
+            ]),
+            key,
+          );
+          const records = parseReply(reply);
+          delivered += records.length;
+          const last = records.at(-1);
+          if (last) after = last.id;
+          return records;
+        })();
+        return reading;
+      },
+      close: async () => {
+        await reading?.catch(() => {});
+      },
+    };
+  }
+
+  /** The id for `XREAD`, which reads the entries after it. */
+  async #exclusiveId(start: SessionStart<string>): Promise<string> {
+    if (start && "after" in start) return start.after;
+    if (start) return predecessor(start.at);
+    const from = this.#options.from;
+    if (from === "first") return "0-0";
+    if (from === "next") {
+      this.#next ??= await this.#lastId();
+      return this.#next;
+    }
+    return "id" in from ? predecessor(from.id) : predecessor(`${from.time.getTime()}-0`);
+  }
+
+  async #lastId(): Promise<string> {
+    const reply = await this.#options.client.sendCommand([
+      "XREVRANGE",
+      this.#options.key,
+      "+",
+      "-",
+      "COUNT",
+      "1",
+    ]);
+    const [entry] = entriesOf(reply);
+    return entry ? String(entry[0]) : "0-0";
+  }
+}
+
+/** `reading`, with Redis's `WRONGTYPE` error (the key holds no stream) turned into `ERR_X_CHECKPOINT_NOT_A_STREAM`. */
+async function wrongType<T>(reading: Promise<T>, key: string): Promise<T> {
+  try {
+    return await reading;
+  } catch (cause) {
+    if (!String((cause as Error)?.message).startsWith("WRONGTYPE")) throw cause;
+    throw new CheckpointError(
+      ErrorCode.NOT_A_STREAM,
+      `the Redis key ${JSON.stringify(key)} holds no stream`,
+      { cause },
+    );
+  }
+}
+
+/** The id just before `id`, so that `XREAD` from it reads `id` itself. */
+function predecessor(id: string): string {
+  const [, ms = "0", seq = "0"] = ID.exec(id) ?? [];
+  const time = BigInt(ms);
+  const sequence = BigInt(seq);
+  if (sequence > 0n) return `${time}-${sequence - 1n}`;
+  return time > 0n ? `${time - 1n}-${MAX_SEQ}` : "0-0";
+}
+
+/** The records of an `XREAD` reply for one key (RESP2 arrays, or a RESP3 map), `[]` for a timeout. */
+function parseReply(reply: unknown): RedisStreamRecord[] {
+  if (reply === null || reply === undefined) return [];
+  let streams: unknown[];
+  if (Array.isArray(reply)) streams = reply.map((stream) => (stream as unknown[])[1]);
+  else if (reply instanceof Map) streams = [...reply.values()];
+  else streams = Object.values(reply as Record<string, unknown>);
+  return streams.flatMap((entries) => entriesOf(entries).map(recordOf));
+}
+
+function entriesOf(reply: unknown): [unknown, unknown][] {
+  return Array.isArray(reply) ? (reply as [unknown, unknown][]) : [];
+}
+
+function recordOf([id, pairs]: [unknown, unknown]): RedisStreamRecord {
+  const text = String(id);
+  const fields: Record<string, string> = {};
+  const list = Array.isArray(pairs) ? pairs : [];
+  for (let index = 0; index + 1 < list.length; index += 2)
+    fields[String(list[index])] = String(list[index + 1]);
+  return { id: text, time: new Date(Number(text.slice(0, text.indexOf("-")))), fields };
+}

@@ -1,0 +1,63 @@
+import type { Logger } from "@x/core";
+import { loggerOption, optionError, parseOptions } from "@x/core/internal";
+import { z } from "zod";
+import { CheckpointError, ErrorCode } from "../errors.js";
+import { type BrokerEngine, type BrokerStream, brokerStream } from "./broker-stream.js";
+
+/** Options that every engine adapter takes. */
+export interface StreamOptions {
+  /** Gets a `warn` line for each failed read (a lost connection, a restarting broker). Default silent. */
+  logger?: Logger;
+  /** The first delay before reading again after a failed read, in ms. Default 100. */
+  retryInitialMs?: number;
+  /** The longest delay between retries of a failed read, in ms. Default 5 000. */
+  retryMaxMs?: number;
+}
+
+/** A duration in ms, a finite number ≥ `min`. */
+export const durationMs = (min: number) =>
+  z
+    .number({ error: `a number of milliseconds ≥ ${min}` })
+    .finite()
+    .min(min, { error: `a number of milliseconds ≥ ${min}` });
+
+/** A count, an integer from 1 to `max`. */
+export const count = (max: number) =>
+  z
+    .number({ error: `an integer from 1 to ${max}` })
+    .int()
+    .min(1)
+    .max(max, { error: `an integer from 1 to ${max}` });
+
+/** The zod fields of {@link StreamOptions}, for each adapter's schema. */
+export const streamOptionFields = {
+  logger: loggerOption,
+  retryInitialMs: durationMs(1).default(100),
+  retryMaxMs: durationMs(1).default(5_000),
+};
+
+/** Validates an adapter's options against its schema (which includes {@link streamOptionFields}). */
+export function parseStreamOptions<S extends z.ZodType>(schema: S, options: unknown): z.output<S> {
+  return parseOptions(schema, options, ErrorCode.INVALID_OPTION, CheckpointError);
+}
+
+/** The stream of an adapter, with the common options applied. */
+export function streamOf<R, P>(
+  engine: BrokerEngine<R, P>,
+  options: { logger: Logger; retryInitialMs: number; retryMaxMs: number },
+): BrokerStream<R, P> {
+  return brokerStream(engine, {
+    logger: options.logger,
+    retry: { initialMs: options.retryInitialMs, maxMs: options.retryMaxMs },
+  });
+}
+
+/**
+ * Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a `seek` to a value that is no position of the engine.
+ *
+ * @param valid - whether `position` is one
+ * @param expected - what a position of this engine is, for the message
+ */
+export function checkPositionOf(valid: boolean, position: unknown, expected: string): void {
+  if (!valid) throw optionError(ErrorCode.INVALID_OPTION, "position", position, expected, CheckpointError);
+}

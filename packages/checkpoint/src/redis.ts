@@ -1,0 +1,13 @@
+/**
+ * `@x/checkpoint/redis`: a Redis stream as the pausable, seekable dependent of a `Checkpoint`, through a
+ * node-redis client that you create and pass in (`redis` is an optional peer dependency).
+ */
+export type { BrokerStream } from "./engines/broker-stream.js";
+export {
+  type RedisCommandClient,
+  type RedisStreamOptions,
+  type RedisStreamRecord,
+  type RedisStreamStart,
+  redisStream,
+} from "./engines/redis-stream.js";
+export type { StreamOptions } from "./engines/stream-options.js";
