@@ -9,7 +9,7 @@ import {
   listenAndForward,
 } from "./forward-signals.js";
 import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
-import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
+import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 import { startReaper } from "./reaper.js";
@@ -127,9 +127,9 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
 const fn = <F>() => z.custom<F>((value) => typeof value === "function", { error: "a function" });
 
 const schema = z.strictObject({
-  timeoutMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
+  gracePeriodMs: duration.optional(),
   sendKill: bool.optional(),
   progressOnOutput: bool.optional(),
   reaper: bool.optional(),

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, parseOptions } from "@x/core/internal";
+import { loggerOption, MAX_DURATION_MS, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 
@@ -119,18 +119,22 @@ export const MIN_LEVEL_GAP_MS = 10;
 
 // Zod fields and expected-value texts shared by the package's option schemas (guarded-command.ts too).
 
-/** What a duration option in ms expects. */
-export const millis = "a finite number of milliseconds ≥ 0";
+/** What a duration option in ms expects: no longer than a Node timer can wait (longer ones fire at once). */
+const millis = `a number of milliseconds from 0 to ${MAX_DURATION_MS} (about 24.8 days)`;
 /** What a size option in bytes expects. */
 export const bytes = "a finite number of bytes ≥ 0";
 /** A number ≥ 0 (zod 4 rejects infinities), with `expected` as the message. */
 export const nonNegative = (expected: string) => z.number({ error: expected }).min(0, { error: expected });
+/** A duration in ms, from 0 to `MAX_DURATION_MS`: every duration option of the package. */
+export const duration = nonNegative(millis).max(MAX_DURATION_MS, { error: millis });
 /** A boolean option. */
 export const bool = z.boolean({ error: "a boolean" });
-/** A polling interval in ms, > 0. */
+const intervalText = `a number of milliseconds > 0, at most ${MAX_DURATION_MS}`;
+/** A polling interval in ms, > 0 and at most `MAX_DURATION_MS`. */
 export const interval = z
-  .number({ error: "a finite number of milliseconds > 0" })
-  .gt(0, { error: "a finite number of milliseconds > 0" });
+  .number({ error: intervalText })
+  .gt(0, { error: intervalText })
+  .max(MAX_DURATION_MS, { error: intervalText });
 const interruptType = z.enum(["exception", "signal", "exception_then_signal"], {
   error: 'one of "exception", "signal", "exception_then_signal"',
 });
@@ -145,21 +149,21 @@ const common = {
 
 const timeSchema = z.strictObject({
   ...common,
-  timeoutMs: nonNegative(millis).optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
+  gracePeriodMs: duration.optional(),
 });
 
 const memSchema = z.strictObject({
   ...common,
   maxMemoryBytes: nonNegative(bytes),
   absolute: bool.optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
-  secondaryGracePeriodMs: nonNegative(millis).optional(),
+  gracePeriodMs: duration.optional(),
+  secondaryGracePeriodMs: duration.optional(),
   metric: z.enum(["rss", "heap", "tree"], { error: 'one of "rss", "heap", "tree"' }).optional(),
 });
 
 const runSyncSchema = z.strictObject({
-  timeoutMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
   checkIntervalMs: interval.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
   absolute: bool.optional(),
