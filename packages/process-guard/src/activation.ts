@@ -58,6 +58,11 @@ export class Activation implements Scope, Tickable, Timed {
   ended = false;
   /** The error of the highest level sent so far (for `watch()`'s result). */
   topError: GuardError | null = null;
+  /**
+   * Set by a `run()` that gives up on its task at level 2 (`waitForTask: false`) until it settles: called with
+   * the level-2 error once the level's events are out.
+   */
+  giveUp: ((error: GuardError) => void) | undefined;
 
   /** Time: the last (re)start. Memory: the first over-limit sample of the current excess (NaN: under). */
   #anchor: number;
@@ -393,14 +398,21 @@ export class Activation implements Scope, Tickable, Timed {
 
   #error(level: Level, now: number): GuardError {
     const config = this.config;
+    const taskLeftRunning = level === 2 && this.giveUp !== undefined;
     if (config.kind === "time") {
-      return new ExecutionTimeout({ level, limitMs: config.timeoutMs, elapsedMs: now - this.#anchor });
+      return new ExecutionTimeout({
+        level,
+        limitMs: config.timeoutMs,
+        elapsedMs: now - this.#anchor,
+        taskLeftRunning,
+      });
     }
     return new MemoryLimitExceeded({
       level,
       limitBytes: this.#limit,
       observedBytes: this.#observed,
       metric: config.metric,
+      taskLeftRunning,
     });
   }
 
@@ -416,6 +428,7 @@ export class Activation implements Scope, Tickable, Timed {
       const message = `${error.message}: level 2 ${what}${note ? `; ${note}` : ""}`;
       this.logger.warn({ err: error }, `process-guard: ${message}`);
       this.host.emitSafe("warning", { level: 2, error, message });
+      this.giveUp?.(error);
     }
   }
 }

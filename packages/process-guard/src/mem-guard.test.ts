@@ -134,6 +134,20 @@ describe("MemGuard in-process", () => {
     expect(reason.observedBytes).toBeGreaterThan(10 * 1024 * 1024);
   });
 
+  it("rejects run() at level 2 when the task ignores its signal, leaving it running", async () => {
+    const guard = memGuard({ maxMemoryBytes: 1024, secondaryGracePeriodMs: 20, checkIntervalMs: 10 });
+    let finished = false;
+    const error = await guard
+      .run(async () => {
+        await delay(1_500);
+        finished = true;
+      })
+      .catch((reason: unknown) => reason);
+    expect(finished).toBe(false);
+    expect(error).toBeInstanceOf(MemoryLimitExceeded);
+    expect(error).toMatchObject({ level: 2, taskLeftRunning: true });
+  });
+
   it("measures the heap with metric heap, and never acts inside run() itself", async () => {
     const guard = memGuard({ maxMemoryBytes: 1, metric: "heap", checkIntervalMs: 10_000 });
     let seen: boolean | undefined;

@@ -26,7 +26,7 @@ describe("option names and units", () => {
   it("lists exactly the documented options of each guard", () => {
     // Pinning the key sets: a new option spelled without its unit (or a revived old name) fails here.
     expectTypeOf<keyof CommonGuardOptions>().toEqualTypeOf<
-      "interruptType" | "sendKill" | "checkIntervalMs" | "allowProcessSignals" | "logger"
+      "interruptType" | "sendKill" | "checkIntervalMs" | "allowProcessSignals" | "waitForTask" | "logger"
     >();
     expectTypeOf<keyof TimeGuardOptions>().toEqualTypeOf<
       keyof CommonGuardOptions | "timeoutMs" | "gracePeriodMs"

@@ -29,6 +29,13 @@ export interface CommonGuardOptions {
   checkIntervalMs?: number;
   /** Allow signals to our own process (`process.pid`); without it none is ever sent. Default `false`. */
   allowProcessSignals?: boolean;
+  /**
+   * How long `run()` and wrapped calls wait for a task that ignores its signal. `false` (default): they reject
+   * with the level-2 error when the ladder reaches level 2 before the task settles, and leave the task running,
+   * as p-timeout does: every guarded call settles. `true`: they settle when the task settles, never earlier,
+   * as in Resiliparse; a task that never settles keeps them pending, and the process alive, for ever.
+   */
+  waitForTask?: boolean;
   /** A pino-shaped logger (`debug`, `info`, `warn`, `error`). Default: silent. */
   logger?: Logger;
 }
@@ -80,6 +87,7 @@ export interface CommonConfig {
   sendKill: boolean;
   checkIntervalMs: number;
   allowProcessSignals: boolean;
+  waitForTask: boolean;
   logger: Logger;
 }
 
@@ -144,6 +152,7 @@ const common = {
   sendKill: bool.optional(),
   checkIntervalMs: interval.optional(),
   allowProcessSignals: bool.optional(),
+  waitForTask: bool.optional(),
   logger: loggerOption,
 };
 
@@ -188,6 +197,7 @@ function commonConfig(o: z.output<typeof timeSchema> | z.output<typeof memSchema
     sendKill: o.sendKill ?? false,
     checkIntervalMs: Math.max(1, o.checkIntervalMs ?? 500),
     allowProcessSignals: o.allowProcessSignals ?? false,
+    waitForTask: o.waitForTask ?? false,
     logger: o.logger,
   };
 }
