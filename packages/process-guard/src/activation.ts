@@ -420,7 +420,7 @@ export class Activation implements Scope, Tickable, Timed {
     if (this.ended) return;
     if (current) this.#sent = level;
     if (this.topError === null || level >= (this.topError as ExecutionTimeout).level) this.topError = error;
-    if (level === 2) this.#done = true;
+    if (level === (this.config.ladder?.length ?? 3) - 1) this.#done = true;
     this.logger.debug({ level, err: error }, `process-guard: level ${level}: ${what}`);
     this.host.emitSafe("interrupt", { level, error, action: what });
     if (level === 2) {

@@ -47,6 +47,8 @@ describe("option names and units", () => {
       | "maxMemoryBytes"
       | "gracePeriodMs"
       | "sendKill"
+      | "killSignal"
+      | "killAfterMs"
       | "progressOnOutput"
       | "reaper"
       | "stdio"
@@ -85,7 +87,7 @@ describe("option names and units", () => {
     expectTypeOf<Required<RunSyncOptions>[BytesKeys<RunSyncOptions>]>().toEqualTypeOf<number>();
 
     expectTypeOf<MsKeys<GuardedCommandOptions>>().toEqualTypeOf<
-      "timeoutMs" | "gracePeriodMs" | "checkIntervalMs"
+      "timeoutMs" | "gracePeriodMs" | "killAfterMs" | "checkIntervalMs"
     >();
     expectTypeOf<Required<GuardedCommandOptions>[MsKeys<GuardedCommandOptions>]>().toEqualTypeOf<number>();
     expectTypeOf<Required<GuardedCommandOptions>[BytesKeys<GuardedCommandOptions>]>().toEqualTypeOf<number>();

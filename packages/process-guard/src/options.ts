@@ -89,6 +89,11 @@ export interface CommonConfig {
   allowProcessSignals: boolean;
   waitForTask: boolean;
   logger: Logger;
+  /**
+   * Not an option: set by `runGuardedCommand()` for `timeout(1)`'s ladder. The signal of each level to a
+   * process target, one to three levels (the last one listed ends the ladder); it replaces `interruptType`'s.
+   */
+  ladder?: readonly NodeJS.Signals[];
 }
 
 /** A TimeGuard's normalised configuration. */
