@@ -248,6 +248,7 @@ export class Activation implements Scope, Tickable, Timed {
     this.host.active.delete(this);
     if (this.config.kind === "memory") tickerFor(this.config.checkIntervalMs).delete(this);
     else deadlines.cancel(this);
+    this.#sampler?.close?.();
     if (this.#external) this.#external.removeEventListener("abort", this.#onExternal!);
     if (this.parent instanceof Activation) this.parent.#children?.delete(this);
     this.#slot?.release();

@@ -8,7 +8,8 @@ import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
 import type { MemGuardOptions } from "./options.js";
-import { isAlive, ProcessGone, pgidOf, rssOf, treeRssOf } from "./process-info.js";
+import { isAlive, ProcessGone, pgidOf, rssOf } from "./process-info.js";
+import { treeRssOf } from "./process-tree.js";
 import type { Target } from "./targets.js";
 
 /** A MemGuard whose activation reads scripted samples: `set(bytes)` changes what the next sample sees. */
