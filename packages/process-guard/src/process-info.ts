@@ -54,21 +54,18 @@ export interface ProcStat {
   rss: number;
   /** When it started, in clock ticks since boot (as written: it may exceed 2^53 in theory). */
   startTime: string;
-  /** How many threads (tasks) it has. */
-  threads: number;
 }
 
 /** Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so split after the last `)`. */
-export function parseStat(text: string): ProcStat {
+function parseStat(text: string): ProcStat {
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, num_threads 20, starttime 22, rss 24.
+  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, starttime 22, rss 24.
   return {
     state: fields[0] ?? "",
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     rss: Number(fields[21]),
     startTime: fields[19] ?? "",
-    threads: Number(fields[17]),
   };
 }
 
@@ -180,6 +177,11 @@ export function ownPgid(): number | Promise<number> {
   return ownGroup;
 }
 
+/** The resident pages in the text of a `/proc/<pid>/statm` (its second field). */
+export function residentPages(statm: string): number {
+  return Number(statm.split(" ")[1]);
+}
+
 /** The RSS of `pid`, in bytes: `/proc/<pid>/statm` on Linux, `pidusage` elsewhere. */
 export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number> {
   if (procfs) {
@@ -190,7 +192,7 @@ export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number>
       if (isCode(error, "ENOENT") || isCode(error, "ESRCH")) throw new ProcessGone(pid);
       throw error;
     }
-    return Number(text.split(" ")[1]) * pageSize();
+    return residentPages(text) * pageSize();
   }
   // pidusage keeps a short per-pid history (its default); { maxage: 0 } makes it loop on Linux until EMFILE
   return import("pidusage").then(({ default: pidusage }) =>

@@ -61,9 +61,9 @@ describe.runIf(process.platform === "linux")("process trees on Linux", () => {
     const before = openFiles();
     const sampler = new ProcTreeSampler(root.pid!);
     expect(sampler.sample().size).toBe(3);
-    expect(openFiles()).toBe(before + 6); // stat and children of each single-threaded process
+    expect(openFiles()).toBe(before + 9); // statm, task and children of each single-threaded process
     await waitFor(() => sampler.sample().size === 2, 10_000, "the short sleep to end");
-    expect(openFiles()).toBe(before + 4);
+    expect(openFiles()).toBe(before + 6);
     sampler.close();
     expect(openFiles()).toBe(before);
     sampler.close(); // idempotent

@@ -1,21 +1,24 @@
-import { closeSync, existsSync, openSync, readdirSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync } from "node:fs";
 import {
   hasProcfs,
   isCode,
   ProcessGone,
   pageSize,
-  parseStat,
   ps,
   readProcFd,
   readProcStat,
+  residentPages,
 } from "./process-info.js";
 
-/** Above this many processes, a sampler stops keeping their files open (two per process) between samples. */
+/** Above this many processes, a sampler stops keeping their files open (three per process) between samples. */
 const MAX_KEPT_PROCESSES = 256;
 
 /** The open files of one process of the tree. */
 interface ProcFiles {
-  stat: number;
+  /** `/proc/<pid>/statm`: its RSS. */
+  statm: number;
+  /** `/proc/<pid>/task`: its link count is the number of threads plus 2. */
+  task: number;
   /** Per thread id: its `children` file. */
   children: Map<string, number>;
   /** The sample that last found it in the tree. */
@@ -27,10 +30,10 @@ const gone = (error: unknown) => isCode(error, "ENOENT") || isCode(error, "ESRCH
 
 /**
  * Samples the process tree of `root` (Linux): follows `/proc/<pid>/task/<tid>/children` down from it, so it reads
- * the files of the tree's own processes only (its `stat` and one `children` file per thread), whatever else runs
+ * the files of the tree's own processes only (`statm`, and one `children` file per thread), whatever else runs
  * on the machine. The files stay open between samples: a descriptor of `/proc/<pid>/…` keeps naming that
- * process (it reads ESRCH once it is gone, even when the pid is reused), and reading it again costs a third of
- * opening it. `close()` closes them.
+ * process (it reads ESRCH once it is gone, even when the pid is reused), and reading it again costs a fraction
+ * of opening it. `close()` closes them.
  */
 export class ProcTreeSampler {
   readonly #files = new Map<number, ProcFiles>();
@@ -48,21 +51,20 @@ export class ProcTreeSampler {
       const pid = stack.pop()!;
       if (tree.has(pid)) continue;
       const files = this.#open(pid);
-      let text: string | undefined;
+      let pages: number | undefined;
       try {
-        text = files === undefined ? undefined : readProcFd(files.stat);
+        pages = files === undefined ? undefined : residentPages(readProcFd(files.statm));
       } catch (error) {
         if (!gone(error)) throw error;
       }
-      if (files === undefined || text === undefined) {
+      if (files === undefined || pages === undefined) {
         this.#drop(pid);
         if (pid === this.root) throw new ProcessGone(pid);
         continue; // a descendant that ended meanwhile
       }
       files.seen = sample;
-      const stat = parseStat(text);
-      tree.set(pid, stat.rss * page);
-      this.#children(pid, files, stat.threads, stack);
+      tree.set(pid, pages * page);
+      this.#children(pid, files, stack);
     }
     for (const [pid, files] of this.#files) if (files.seen !== sample) this.#drop(pid);
     if (this.#files.size > MAX_KEPT_PROCESSES) this.close();
@@ -70,20 +72,21 @@ export class ProcTreeSampler {
   }
 
   /** Pushes the children of every thread of `pid`: a child belongs to the thread that started it. */
-  #children(pid: number, files: ProcFiles, threads: number, stack: number[]): void {
+  #children(pid: number, files: ProcFiles, stack: number[]): void {
     let tids: string[];
-    if (threads === 1) tids = [String(pid)];
+    // most processes have one thread, whose id is the pid: no need to list them
+    if (fstatSync(files.task).nlink === 3) tids = [String(pid)];
     else {
       try {
         tids = readdirSync(`/proc/${pid}/task`);
       } catch {
         return; // it ended meanwhile
       }
-      for (const [tid, fd] of files.children) {
-        if (!tids.includes(tid)) {
-          closeSync(fd);
-          files.children.delete(tid);
-        }
+    }
+    for (const [tid, fd] of files.children) {
+      if (!tids.includes(tid)) {
+        closeSync(fd);
+        files.children.delete(tid);
       }
     }
     for (const tid of tids) {
@@ -109,9 +112,12 @@ export class ProcTreeSampler {
   #open(pid: number): ProcFiles | undefined {
     let files = this.#files.get(pid);
     if (files !== undefined) return files;
+    let statm: number | undefined;
     try {
-      files = { stat: openSync(`/proc/${pid}/stat`, "r"), children: new Map(), seen: 0 };
+      statm = openSync(`/proc/${pid}/statm`, "r");
+      files = { statm, task: openSync(`/proc/${pid}/task`, "r"), children: new Map(), seen: 0 };
     } catch (error) {
+      if (statm !== undefined) closeSync(statm);
       if (gone(error)) return undefined;
       throw error;
     }
@@ -123,7 +129,8 @@ export class ProcTreeSampler {
     const files = this.#files.get(pid);
     if (files === undefined) return;
     this.#files.delete(pid);
-    closeSync(files.stat);
+    closeSync(files.statm);
+    closeSync(files.task);
     for (const fd of files.children.values()) closeSync(fd);
   }
 
