@@ -40,7 +40,8 @@ Exit status:
   125  the memory limit was exceeded, or x-guard itself failed
   126  the command cannot be run
   127  the command was not found
-  137  the command was killed by SIGKILL (after the time limit too, as timeout(1))
+  137  the command was killed by SIGKILL (after the time limit too, as timeout(1), unless
+       --grace or --send-kill chose x-guard's three steps: 124)
   64   usage error
   128+n  the command died of signal n (not sent by x-guard as a guard)
   otherwise the command's own exit status

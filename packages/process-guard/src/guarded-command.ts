@@ -19,7 +19,10 @@ import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
 /** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
 export const GuardedExitCode = {
-  /** The time limit was reached (whatever happened next, unless SIGKILL ended the command: 128 + 9). */
+  /**
+   * The time limit was reached (whatever happened next; with `killSignal` or `killAfterMs`, 128 + 9 instead
+   * when SIGKILL ended the command, as `timeout(1)` reports it).
+   */
   TIMEOUT: 124,
   /** The memory limit was exceeded. */
   MEMORY: 125,
@@ -338,9 +341,9 @@ async function run(
     reaper?.disarm(); // the command ended under our eyes: what is left of its group is not the reaper's
     if (copies.length > 0) await drainOutput(copies, [child.stdout!, child.stderr!]);
     let exitCode: number;
-    // as timeout(1): a command that SIGKILL ended says so, whoever sent it
-    if (limit === "time")
-      exitCode = exit.signal === "SIGKILL" ? signalExitCode("SIGKILL") : GuardedExitCode.TIMEOUT;
+    // with timeout(1)'s ladder, as timeout(1): a command that SIGKILL ended says so
+    const killed = ladder.signals !== undefined && exit.signal === "SIGKILL";
+    if (limit === "time") exitCode = killed ? signalExitCode("SIGKILL") : GuardedExitCode.TIMEOUT;
     else if (limit === "memory") exitCode = GuardedExitCode.MEMORY;
     else if (exit.code !== null) exitCode = exit.code;
     else exitCode = signalExitCode(exit.signal!);
