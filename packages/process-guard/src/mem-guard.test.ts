@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { recordingLogger } from "@x/test-support/recording-logger";
 import { describe, expect, it } from "vitest";
-import { cleanupAfterTest, delay, signalLogger, startLogger } from "../test/helpers.js";
+import { cleanupAfterTest, delay, gate, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
@@ -137,13 +137,15 @@ describe("MemGuard in-process", () => {
 
   it("rejects run() at level 2 when the task ignores its signal, leaving it running", async () => {
     const guard = memGuard({ maxMemoryBytes: 1024, secondaryGracePeriodMs: 20, checkIntervalMs: 10 });
+    const task = gate();
     let finished = false;
     const error = await guard
       .run(async () => {
-        await delay(1_500);
+        await task.opened; // ignores its signal
         finished = true;
       })
       .catch((reason: unknown) => reason);
+    task.open();
     expect(finished).toBe(false);
     expect(error).toBeInstanceOf(MemoryLimitExceeded);
     expect(error).toMatchObject({ level: 2, taskLeftRunning: true });

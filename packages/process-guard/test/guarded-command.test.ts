@@ -119,7 +119,7 @@ describe("runGuardedCommand", () => {
     const events: GuardedInterruptEvent[] = [];
     const result = await runGuardedCommand("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"], {
       ...quiet,
-      timeoutMs: 300,
+      timeoutMs: 1_000, // room for sh to set its trap on a loaded machine
       killAfterMs: 200,
       onInterrupt: (event) => events.push(event),
     });
@@ -135,7 +135,7 @@ describe("runGuardedCommand", () => {
       ["-c", "trap 'sleep 0.5; exit 6' INT; while :; do sleep 0.05; done"],
       {
         ...quiet,
-        timeoutMs: 200,
+        timeoutMs: 1_000,
         killSignal: "SIGINT",
         onInterrupt: (event) => once.push(event),
       },
@@ -150,7 +150,7 @@ describe("runGuardedCommand", () => {
       ...quiet,
       killSignal: "SIGHUP",
       signal: controller.signal,
-      onSpawn: () => setTimeout(() => controller.abort(), 200),
+      onSpawn: () => setTimeout(() => controller.abort(), 1_000),
     });
     expect((await stopped).exitCode).toBe(3);
   });
