@@ -58,6 +58,11 @@ export class Activation implements Scope, Tickable, Timed {
   ended = false;
   /** The error of the highest level sent so far (for `watch()`'s result). */
   topError: GuardError | null = null;
+  /**
+   * Set by a `run()` that gives up on its task at level 2 (`waitForTask: false`) until it settles: called with
+   * the level-2 error once the level's events are out.
+   */
+  giveUp: ((error: GuardError) => void) | undefined;
 
   /** Time: the last (re)start. Memory: the first over-limit sample of the current excess (NaN: under). */
   #anchor: number;
@@ -243,6 +248,7 @@ export class Activation implements Scope, Tickable, Timed {
     this.host.active.delete(this);
     if (this.config.kind === "memory") tickerFor(this.config.checkIntervalMs).delete(this);
     else deadlines.cancel(this);
+    this.#sampler?.close?.();
     if (this.#external) this.#external.removeEventListener("abort", this.#onExternal!);
     if (this.parent instanceof Activation) this.parent.#children?.delete(this);
     this.#slot?.release();
@@ -393,14 +399,21 @@ export class Activation implements Scope, Tickable, Timed {
 
   #error(level: Level, now: number): GuardError {
     const config = this.config;
+    const taskLeftRunning = level === 2 && this.giveUp !== undefined;
     if (config.kind === "time") {
-      return new ExecutionTimeout({ level, limitMs: config.timeoutMs, elapsedMs: now - this.#anchor });
+      return new ExecutionTimeout({
+        level,
+        limitMs: config.timeoutMs,
+        elapsedMs: now - this.#anchor,
+        taskLeftRunning,
+      });
     }
     return new MemoryLimitExceeded({
       level,
       limitBytes: this.#limit,
       observedBytes: this.#observed,
       metric: config.metric,
+      taskLeftRunning,
     });
   }
 
@@ -408,7 +421,7 @@ export class Activation implements Scope, Tickable, Timed {
     if (this.ended) return;
     if (current) this.#sent = level;
     if (this.topError === null || level >= (this.topError as ExecutionTimeout).level) this.topError = error;
-    if (level === 2) this.#done = true;
+    if (level === (this.config.ladder?.length ?? 3) - 1) this.#done = true;
     this.logger.debug({ level, err: error }, `process-guard: level ${level}: ${what}`);
     this.host.emitSafe("interrupt", { level, error, action: what });
     if (level === 2) {
@@ -416,6 +429,7 @@ export class Activation implements Scope, Tickable, Timed {
       const message = `${error.message}: level 2 ${what}${note ? `; ${note}` : ""}`;
       this.logger.warn({ err: error }, `process-guard: ${message}`);
       this.host.emitSafe("warning", { level: 2, error, message });
+      this.giveUp?.(error);
     }
   }
 }

@@ -2,12 +2,14 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
+import { constants } from "node:os";
 import {
   cliProgram,
   ExitCode,
   infoFlagsHelp,
   parseDurationMs,
   parseSizeBytes,
+  signalExitCode,
   UsageError,
 } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
@@ -15,30 +17,41 @@ import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
 
 const cli = cliProgram("x-guard", import.meta.url);
 
-const usage = `Usage: x-guard [options] [--] <command> [args…]
+const usage = `Usage: x-guard [options] DURATION <command> [args…]     (as timeout(1))
+   or: x-guard [options] [--timeout DURATION] [--max-memory SIZE] [--] <command> [args…]
 
-Runs <command> in its own process group under a time and/or memory limit. When a limit is
-reached, the whole group gets SIGINT, then SIGTERM after the grace period, then SIGTERM again
-(or SIGKILL with --send-kill); each step is reported on stderr.
+Runs <command> in its own process group under a time and/or memory limit. When a limit is reached,
+the whole group gets the first signal (-s, TERM by default), then KILL -k later if -k is given, as
+timeout(1) does; each step is reported on stderr. --grace or --send-kill choose x-guard's three steps
+instead: SIGINT, then SIGTERM a grace period later, then SIGTERM again (or SIGKILL with --send-kill).
 
 Options:
+  DURATION              without --timeout, a first argument that starts with a digit is the time
+                        limit, as timeout(1) reads it (0: no time limit)
   --timeout DURATION    time limit: seconds (fractions allowed), or with an s, m, h or d suffix as in
-                        timeout(1): 90, 1.5m, 6h
-  --grace DURATION      time between escalation levels, written as --timeout (default 15 for time,
-                        5 for memory)
+                        timeout(1): 90, 1.5m, 6h (0: at once)
+  -s, --signal SIG      the first signal a limit sends: a name (TERM, SIGINT, hup) or a number
+                        (default TERM)
+  -k, --kill-after DURATION
+                        also send KILL this long after the first signal (0: never)
+  --preserve-status     exit with the command's status even when a limit stopped it
+  --grace DURATION      x-guard's three steps, this far apart, written as --timeout (default 15 for
+                        time, 5 for memory)
+  --send-kill           x-guard's three steps, the last one SIGKILL
   --max-memory SIZE     limit on the resident memory of the command and all its descendants: bytes,
                         or with a K, M or G suffix (×1024): 512M, 1.5G, 100KiB
-  --send-kill           the last level sends SIGKILL instead of SIGTERM
   --progress-on-output  restart the time limit whenever the command writes to stdout or stderr
 ${infoFlagsHelp(24)}
 
-At least one of --timeout and --max-memory is required.
+A time limit or --max-memory is required.
 
 Exit status:
   124  the time limit was reached (whatever happened next)
-  125  the memory limit was exceeded
+  125  the memory limit was exceeded, or x-guard itself failed
   126  the command cannot be run
   127  the command was not found
+  137  the command was killed by SIGKILL (after the time limit too, as timeout(1), unless
+       --grace or --send-kill chose x-guard's three steps: 124)
   64   usage error
   128+n  the command died of signal n (not sent by x-guard as a guard)
   otherwise the command's own exit status
@@ -55,13 +68,22 @@ Signals:
 export const GuardExit = {
   ...GuardedExitCode,
   USAGE: ExitCode.USAGE,
-  FAILURE: ExitCode.FAILURE,
+  /** x-guard itself failed: 125, as `timeout(1)` (which shares it with the memory limit here). */
+  FAILURE: 125,
 } as const;
 
 /** The parsed command line. */
 export interface GuardCommandLine {
-  /** `--timeout`, in ms. */
+  /** `--timeout`, or the leading DURATION of `timeout(1)`'s form (whose 0 leaves it out), in ms. */
   timeoutMs?: number;
+  /** `-s`/`--signal`: the first signal of `timeout(1)`'s ladder. */
+  signal?: NodeJS.Signals;
+  /** `-k`/`--kill-after`, in ms (`0` leaves it out, as in `timeout(1)`). */
+  killAfterMs?: number;
+  /** `--preserve-status`. */
+  preserveStatus: boolean;
+  /** `timeout(1)`'s DURATION was 0: no time limit, on purpose. */
+  untimed: boolean;
   /** `--grace`, in ms. */
   gracePeriodMs?: number;
   /** `--max-memory`, in bytes. */
@@ -74,16 +96,30 @@ export interface GuardCommandLine {
   command: string[];
 }
 
+/** A signal as `timeout -s` takes it: a name, with or without `SIG`, in any case, or a number. */
+function parseSignal(option: string, text: string): NodeJS.Signals {
+  const upper = text.toUpperCase();
+  const names = Object.keys(constants.signals) as NodeJS.Signals[];
+  const signal = /^\d+$/.test(text)
+    ? names.find((name) => constants.signals[name] === Number(text))
+    : names.find((name) => name === upper || name === `SIG${upper}`);
+  if (signal === undefined) throw new UsageError(`${option}: ${JSON.stringify(text)} is not a signal`);
+  return signal;
+}
+
 /**
  * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
- * after it is the command's (`util.parseArgs` would go on reading options after a positional). Durations and
- * sizes are read by `parseDurationMs` and `parseSizeBytes` of `@x/core/internal`.
+ * after it is the command's (`util.parseArgs` would go on reading options after a positional). Without
+ * `--timeout`, a first non-option that starts with a digit is `timeout(1)`'s DURATION. Durations and sizes are
+ * read by `parseDurationMs` and `parseSizeBytes` of `@x/core/internal`.
  *
  * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit
  */
 export function parseGuardArgs(args: string[]): GuardCommandLine {
   const line: GuardCommandLine = {
     sendKill: false,
+    preserveStatus: false,
+    untimed: false,
     progressOnOutput: false,
     help: false,
     version: false,
@@ -103,12 +139,20 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
       return line;
     }
     if (!arg.startsWith("-") || arg === "-") {
-      line.command = args.slice(i);
+      if (line.timeoutMs === undefined && /^\.?\d/.test(arg)) {
+        // timeout(1)'s form: DURATION COMMAND…, where 0 means no time limit
+        const ms = parseDurationMs("DURATION", arg);
+        if (ms > 0) line.timeoutMs = ms;
+        else line.untimed = true;
+        line.command = args.slice(i + 1);
+      } else line.command = args.slice(i);
       return line;
     }
-    const eq = arg.indexOf("=");
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    // -s SIG and -k DUR may also be written -sSIG and -kDUR, as timeout(1) takes them
+    const short = /^-[sk]./.test(arg);
+    const eq = short ? -1 : arg.indexOf("=");
+    const name = short ? arg.slice(0, 2) : eq === -1 ? arg : arg.slice(0, eq);
+    const inline = short ? arg.slice(2) : eq === -1 ? undefined : arg.slice(eq + 1);
     const flag = (): true => {
       if (inline !== undefined) throw new UsageError(`option ${name} takes no value`);
       return true;
@@ -125,6 +169,19 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
         break;
       case "--send-kill":
         line.sendKill = flag();
+        break;
+      case "-s":
+      case "--signal":
+        line.signal = parseSignal(name, value(name, inline));
+        break;
+      case "-k":
+      case "--kill-after": {
+        const ms = parseDurationMs(name, value(name, inline));
+        line.killAfterMs = ms > 0 ? ms : undefined;
+        break;
+      }
+      case "--preserve-status":
+        line.preserveStatus = flag();
         break;
       case "--progress-on-output":
         line.progressOnOutput = flag();
@@ -156,10 +213,14 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
   try {
     line = parseGuardArgs(args);
     if (!line.help && !line.version) {
-      if (line.timeoutMs === undefined && line.maxMemoryBytes === undefined) {
-        throw new UsageError("give --timeout or --max-memory (or both)");
-      }
       if (line.command.length === 0) throw new UsageError("no command given");
+      if (!line.untimed && line.timeoutMs === undefined && line.maxMemoryBytes === undefined) {
+        throw new UsageError("give a time limit (DURATION or --timeout) or --max-memory");
+      }
+      const threeSteps = line.gracePeriodMs !== undefined || line.sendKill;
+      if (threeSteps && (line.signal !== undefined || line.killAfterMs !== undefined)) {
+        throw new UsageError("-s and -k (timeout(1)'s ladder) do not go with --grace and --send-kill");
+      }
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -170,11 +231,14 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
 
   const [file, ...rest] = line.command as [string, ...string[]];
   const pipesBack = pipes?.whileCommandRuns();
+  const threeSteps = line.gracePeriodMs !== undefined || line.sendKill;
   const command = runGuardedCommand(file, rest, {
     timeoutMs: line.timeoutMs,
     maxMemoryBytes: line.maxMemoryBytes,
-    gracePeriodMs: line.gracePeriodMs,
-    sendKill: line.sendKill,
+    // timeout(1)'s ladder unless x-guard's three steps are asked for
+    ...(threeSteps
+      ? { gracePeriodMs: line.gracePeriodMs, sendKill: line.sendKill }
+      : { killSignal: line.signal ?? "SIGTERM", killAfterMs: line.killAfterMs }),
     progressOnOutput: line.progressOnOutput,
     // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
     // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
@@ -184,10 +248,12 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
       stderr.write(`x-guard: ${what} (level ${level}): ${action} [${error.message}]\n`);
     },
   });
-  const { exitCode, spawnError } = await command.finally(() => pipesBack?.());
+  const { exitCode, spawnError, code, signal } = await command.finally(() => pipesBack?.());
   if (spawnError !== undefined) {
     const why = exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
     stderr.write(`x-guard: ${file}: ${why}\n`);
+    return exitCode;
   }
+  if (line.preserveStatus) return code ?? signalExitCode(signal!);
   return exitCode;
 }

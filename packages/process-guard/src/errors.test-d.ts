@@ -68,6 +68,7 @@ describe("error classes", () => {
       level: Level;
       limitMs: number;
       elapsedMs: number;
+      taskLeftRunning?: boolean;
     }>();
     expectTypeOf(ExecutionTimeout).toBeConstructibleWith({ level: 0, limitMs: 10, elapsedMs: 12 });
     // @ts-expect-error: there is no level 3
@@ -86,6 +87,7 @@ describe("error classes", () => {
       limitBytes: number;
       observedBytes: number;
       metric: MemoryMetric;
+      taskLeftRunning?: boolean;
     }>();
   });
 

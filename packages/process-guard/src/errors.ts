@@ -38,6 +38,8 @@ export interface ExecutionTimeoutInfo {
   limitMs: number;
   /** Time since the activation's last (re)start when the level was sent, in ms. */
   elapsedMs: number;
+  /** `run()` rejected with this error and left its task running (see {@link GuardError}). Default `false`. */
+  taskLeftRunning?: boolean;
 }
 
 /** The time limit of a TimeGuard (or of `runSync`) was reached. Code `ERR_X_GUARD_TIMEOUT`. */
@@ -49,6 +51,8 @@ export class ExecutionTimeout extends GuardError {
   readonly limitMs: number;
   /** Time since the activation's last (re)start when the level was sent, in ms. */
   readonly elapsedMs: number;
+  /** `run()` (or a wrapped call) rejected with this level-2 error while its task, ignoring its signal, ran on. */
+  readonly taskLeftRunning: boolean;
 
   /**
    * @param info - level, limit (ms) and elapsed time (ms)
@@ -57,12 +61,13 @@ export class ExecutionTimeout extends GuardError {
   constructor(info: ExecutionTimeoutInfo, options?: XErrorOptions) {
     super(
       ErrorCode.TIMEOUT,
-      `execution timed out: ${formatMs(info.elapsedMs)} since the last progress, limit ${formatMs(info.limitMs)} (level ${info.level})`,
+      `execution timed out: ${formatMs(info.elapsedMs)} since the last progress, limit ${formatMs(info.limitMs)} (level ${info.level})${leftRunning(info)}`,
       options,
     );
     this.level = info.level;
     this.limitMs = info.limitMs;
     this.elapsedMs = info.elapsedMs;
+    this.taskLeftRunning = info.taskLeftRunning ?? false;
   }
 }
 
@@ -79,6 +84,8 @@ export interface MemoryLimitExceededInfo {
   observedBytes: number;
   /** What was measured. */
   metric: MemoryMetric;
+  /** `run()` rejected with this error and left its task running (see {@link GuardError}). Default `false`. */
+  taskLeftRunning?: boolean;
 }
 
 /** The memory limit of a MemGuard (or of `runSync`) was exceeded. Code `ERR_X_GUARD_MEMORY`. */
@@ -92,6 +99,8 @@ export class MemoryLimitExceeded extends GuardError {
   readonly observedBytes: number;
   /** What was measured: `"rss"`, `"heap"` or `"tree"`. */
   readonly metric: MemoryMetric;
+  /** `run()` (or a wrapped call) rejected with this level-2 error while its task, ignoring its signal, ran on. */
+  readonly taskLeftRunning: boolean;
 
   /**
    * @param info - level, limit (bytes), observed sample (bytes) and metric
@@ -100,14 +109,20 @@ export class MemoryLimitExceeded extends GuardError {
   constructor(info: MemoryLimitExceededInfo, options?: XErrorOptions) {
     super(
       ErrorCode.MEMORY,
-      `memory limit exceeded: ${info.metric} ${formatBytes(info.observedBytes)} > limit ${formatBytes(info.limitBytes)} (level ${info.level})`,
+      `memory limit exceeded: ${info.metric} ${formatBytes(info.observedBytes)} > limit ${formatBytes(info.limitBytes)} (level ${info.level})${leftRunning(info)}`,
       options,
     );
     this.level = info.level;
     this.limitBytes = info.limitBytes;
     this.observedBytes = info.observedBytes;
     this.metric = info.metric;
+    this.taskLeftRunning = info.taskLeftRunning ?? false;
   }
+}
+
+/** The end of a message whose `run()` gave up waiting for its task. */
+function leftRunning(info: { taskLeftRunning?: boolean }): string {
+  return info.taskLeftRunning ? "; the task ignored its signal and is left running" : "";
 }
 
 /** `1500 ms` or `2.5 s`, for messages. */

@@ -127,6 +127,28 @@ describe("enter", () => {
   });
 });
 
+describe("a pending run() keeps the process alive until it settles", () => {
+  const script = new URL("../test/fixtures/pending-run.ts", import.meta.url).pathname;
+
+  it("rejects at level 2 when the task never settles, instead of a silent exit 13", async () => {
+    const { runTs } = await import("../test/helpers.js");
+    const { code, stdout } = await runTs(script, ["hung"]);
+    expect(code).toBe(0);
+    const outcome = JSON.parse(stdout);
+    expect(outcome).toMatchObject({ name: "ExecutionTimeout", level: 2, taskLeftRunning: true });
+    expect(outcome.ms).toBeGreaterThanOrEqual(199); // 100 ms + 2 × 50 ms
+  });
+
+  it("with waitForTask, waits for a task that settles on an unref'd timer", async () => {
+    const { runTs } = await import("../test/helpers.js");
+    const { code, stdout } = await runTs(script, ["late"]);
+    expect(code).toBe(0);
+    const outcome = JSON.parse(stdout);
+    expect(outcome.value).toBe("settled with the task");
+    expect(outcome.ms).toBeGreaterThanOrEqual(599);
+  });
+});
+
 describe("progress() and currentSignal()", () => {
   it("throw ERR_X_GUARD_NO_CONTEXT outside any guard", () => {
     for (const fn of [progress, currentSignal]) {

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import { Activation, type GuardHost } from "./activation.js";
 import { enclosing, scopes } from "./context.js";
 import type { ExecutionTimeout, GuardError, MemoryLimitExceeded } from "./errors.js";
+import { holdProcess, releaseProcess } from "./keep-alive.js";
 import {
   type MemConfig,
   type MemGuardOptions,
@@ -176,11 +177,12 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
   }
 
   /**
-   * Runs `fn` under a new activation and settles with its result, never earlier (not even after level 2).
+   * Runs `fn` under a new activation and settles with its result, or, when the ladder reaches level 2 first,
+   * rejects with the level-2 error and leaves `fn` running (option `waitForTask: true` waits for it instead).
    * `fn` gets the activation's `signal` (and `progress` on a TimeGuard). After the signal aborted, an
    * `AbortError` with the signal's reason along its `cause` chain rejects as that reason: the guard's error.
    * Inside `fn`, recognise the interrupt with `isInterrupt(error)` and rethrow it, or a `catch` for ordinary
-   * failures swallows it and `run()` resolves.
+   * failures swallows it and `run()` resolves. Until it settles, the returned promise keeps the process alive.
    */
   run<R>(fn: (context: Ctx) => R, options?: RunOptions): Promise<Awaited<R>> {
     let activation: Activation;
@@ -200,7 +202,7 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
       activation.end();
       return Promise.resolve(result as Awaited<R>);
     }
-    return settle(activation, result as PromiseLike<Awaited<R>>);
+    return settle(activation, result as PromiseLike<Awaited<R>>, this.config.waitForTask);
   }
 
   /**
@@ -239,15 +241,39 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
   }
 }
 
-/** Settles with the task's result once it settles, ending the activation first. */
-async function settle<R>(activation: Activation, result: PromiseLike<R>): Promise<R> {
-  try {
-    return await result;
-  } catch (error) {
-    throw activation.mapRejection(error);
-  } finally {
-    activation.end();
-  }
+/**
+ * Settles with the task's result once it settles, ending the activation first; or, unless `waitForTask`, with
+ * the level-2 error if that comes first (the activation then ends when the task settles). Holds the process
+ * until then.
+ */
+function settle<R>(activation: Activation, result: PromiseLike<R>, waitForTask: boolean): Promise<R> {
+  holdProcess();
+  return new Promise<R>((resolve, reject) => {
+    let pending = true;
+    const done = (): boolean => {
+      if (!pending) return false;
+      pending = false;
+      activation.giveUp = undefined;
+      releaseProcess();
+      return true;
+    };
+    if (!waitForTask) {
+      activation.giveUp = (error) => {
+        if (done()) reject(error);
+      };
+    }
+    Promise.resolve(result).then(
+      (value) => {
+        activation.end();
+        if (done()) resolve(value);
+      },
+      (error: unknown) => {
+        const mapped = activation.mapRejection(error);
+        activation.end();
+        if (done()) reject(mapped);
+      },
+    );
+  });
 }
 
 /**

@@ -1,15 +1,17 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
+import { constants } from "node:os";
 import type { Logger } from "@x/core";
-import { loggerOption, signalExitCode } from "@x/core/internal";
+import { loggerOption, optionError, signalExitCode } from "@x/core/internal";
 import { z } from "zod";
+import { ErrorCode, GuardError } from "./errors.js";
 import {
   type ForwardedSignal,
   forwardedSignals,
   forwardSignalsOption,
   listenAndForward,
 } from "./forward-signals.js";
-import { type InterruptEvent, memGuard, timeGuard } from "./guard.js";
-import { bool, bytes, InterruptType, interval, millis, nonNegative, parse } from "./options.js";
+import { type InterruptEvent, type MemGuard, memGuard, type TimeGuard, timeGuard } from "./guard.js";
+import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 import { startReaper } from "./reaper.js";
@@ -17,7 +19,10 @@ import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
 /** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
 export const GuardedExitCode = {
-  /** The time limit was reached (whatever happened next). */
+  /**
+   * The time limit was reached (whatever happened next; with `killSignal` or `killAfterMs`, 128 + 9 instead
+   * when SIGKILL ended the command, as `timeout(1)` reports it).
+   */
   TIMEOUT: 124,
   /** The memory limit was exceeded. */
   MEMORY: 125,
@@ -43,11 +48,24 @@ export interface GuardedCommandOptions {
   maxMemoryBytes?: number;
   /**
    * Time between escalation levels, in ms: after the time limit, after a stop by `signal`, and between the
-   * memory guard's later levels. Default 15 000 ms (5 000 ms between the memory guard's levels).
+   * memory guard's later levels. Default 15 000 ms (5 000 ms between the memory guard's levels). Not with
+   * `killSignal` or `killAfterMs`.
    */
   gracePeriodMs?: number;
-  /** The last level sends SIGKILL instead of SIGTERM. Default `false`. */
+  /** The last level sends SIGKILL instead of SIGTERM. Default `false`. Not with `killSignal` or `killAfterMs`. */
   sendKill?: boolean;
+  /**
+   * `timeout(1)`'s ladder instead of the three steps: the signal a limit, or a stop by `signal`, sends to the
+   * group first (`timeout -s`), then SIGKILL `killAfterMs` later if that is given, and nothing more. Giving
+   * either option chooses this ladder; `killSignal` then defaults to `"SIGTERM"`, as in `timeout(1)`.
+   * Default: the three steps (SIGINT, SIGTERM after `gracePeriodMs`, then SIGTERM or SIGKILL).
+   */
+  killSignal?: NodeJS.Signals;
+  /**
+   * With `timeout(1)`'s ladder: SIGKILL to the group this long after the first signal, in ms (`timeout -k`; at
+   * least 10 ms is used). Default: none, the command is then waited for after its first signal.
+   */
+  killAfterMs?: number;
   /**
    * Restart the time limit whenever the command writes to stdout or stderr. Its stdout and stderr then go
    * through pipes and are copied, byte for byte, to this process's stdout and stderr (whatever `stdio` says
@@ -127,10 +145,16 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
 const fn = <F>() => z.custom<F>((value) => typeof value === "function", { error: "a function" });
 
 const schema = z.strictObject({
-  timeoutMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
+  gracePeriodMs: duration.optional(),
   sendKill: bool.optional(),
+  killSignal: z
+    .enum(Object.keys(constants.signals) as [NodeJS.Signals, ...NodeJS.Signals[]], {
+      error: 'a signal name ("SIGTERM", "SIGINT", "SIGKILL", …)',
+    })
+    .optional(),
+  killAfterMs: duration.optional(),
   progressOnOutput: bool.optional(),
   reaper: bool.optional(),
   stdio: z
@@ -188,6 +212,13 @@ export function runGuardedCommand(
 ): GuardedCommand {
   parse(argsSchema, { command, args });
   const o = parse(schema, options);
+  if (o.killSignal !== undefined || o.killAfterMs !== undefined) {
+    for (const name of ["gracePeriodMs", "sendKill"] as const) {
+      if (o[name] === undefined) continue;
+      const expected = "absent with killSignal or killAfterMs (timeout(1)'s ladder)";
+      throw optionError(ErrorCode.INVALID_OPTION, name, o[name], expected, GuardError);
+    }
+  }
   const state: RunState = { signalled: false };
   const kill = (signal: NodeJS.Signals): boolean => {
     const { child } = state;
@@ -218,13 +249,8 @@ async function run(
   state: RunState,
 ): Promise<GuardedCommandResult> {
   const log = o.logger;
-  const { timeoutMs, maxMemoryBytes, gracePeriodMs } = o;
-  const ladder = {
-    interruptType: InterruptType.signal,
-    sendKill: o.sendKill ?? false,
-    checkIntervalMs: o.checkIntervalMs ?? 100,
-    logger: log,
-  };
+  const { timeoutMs, maxMemoryBytes } = o;
+  const ladder = commandLadder(o);
   const piped = o.progressOnOutput ?? false;
   // started first, so that only one write to a pipe separates the command's spawn from its guard
   const reaper = (o.reaper ?? true) && process.platform !== "win32" ? startReaper(log) : undefined;
@@ -268,29 +294,27 @@ async function run(
   const handles: WatchHandle[] = [];
   let timeHandle: TimeWatchHandle | undefined;
   if (timeoutMs !== undefined) {
-    const time = timeGuard({ ...ladder, timeoutMs, gracePeriodMs });
+    const time = withSignals(timeGuard({ ...ladder.time, timeoutMs }), ladder.signals);
     time.on("interrupt", onInterrupt("time"));
     timeHandle = time.watch(child);
     handles.push(timeHandle);
   }
   if (maxMemoryBytes !== undefined) {
-    const memory = memGuard({
-      ...ladder,
-      maxMemoryBytes,
-      metric: "tree",
-      secondaryGracePeriodMs: gracePeriodMs,
-    });
+    const memory = withSignals(
+      memGuard({ ...ladder.memory, maxMemoryBytes, metric: "tree" }),
+      ladder.signals,
+    );
     memory.on("interrupt", onInterrupt("memory"));
     handles.push(memory.watch(child));
   }
 
   const stop = () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    log.info({ pid }, "stopping the command: SIGTERM to its process group");
+    log.info({ pid }, `stopping the command: ${ladder.stopSignal} to its process group`);
     state.signalled = true;
-    if (!killGroup(pid, "SIGTERM")) return;
-    const escalation = timeGuard({ ...ladder, timeoutMs: gracePeriodMs ?? 15_000, gracePeriodMs });
-    handles.push(escalation.watch(child));
+    if (!killGroup(pid, ladder.stopSignal)) return;
+    const after = ladder.afterStop;
+    if (after !== undefined) handles.push(withSignals(timeGuard(after.options), after.signals).watch(child));
   };
   o.signal?.addEventListener("abort", stop, { once: true });
   if (o.signal?.aborted) stop(); // aborted while the command was starting
@@ -317,7 +341,9 @@ async function run(
     reaper?.disarm(); // the command ended under our eyes: what is left of its group is not the reaper's
     if (copies.length > 0) await drainOutput(copies, [child.stdout!, child.stderr!]);
     let exitCode: number;
-    if (limit === "time") exitCode = GuardedExitCode.TIMEOUT;
+    // with timeout(1)'s ladder, as timeout(1): a command that SIGKILL ended says so
+    const killed = ladder.signals !== undefined && exit.signal === "SIGKILL";
+    if (limit === "time") exitCode = killed ? signalExitCode("SIGKILL") : GuardedExitCode.TIMEOUT;
     else if (limit === "memory") exitCode = GuardedExitCode.MEMORY;
     else if (exit.code !== null) exitCode = exit.code;
     else exitCode = signalExitCode(exit.signal!);
@@ -327,6 +353,70 @@ async function run(
     o.signal?.removeEventListener("abort", stop);
     await Promise.allSettled(handles.map((handle) => handle.close()));
   }
+}
+
+type TimeOptions = Parameters<typeof timeGuard>[0] & object;
+type MemOptions = Omit<Parameters<typeof memGuard>[0], "maxMemoryBytes">;
+
+/** How a command's limits, and a stop, escalate: the three steps, or `timeout(1)`'s. */
+interface CommandLadder {
+  /** Options of the time limit's guard, without `timeoutMs`. */
+  time: TimeOptions;
+  /** Options of the memory limit's guard, without its limit. */
+  memory: MemOptions;
+  /** The signal of each level of a limit, for `timeout(1)`'s ladder; `undefined`: the three steps. */
+  signals: readonly NodeJS.Signals[] | undefined;
+  /** What a stop by `signal` sends first. */
+  stopSignal: NodeJS.Signals;
+  /** The guard that escalates after a stop (its `timeoutMs` after the first signal) and its signals, if any. */
+  afterStop: { options: TimeOptions; signals: readonly NodeJS.Signals[] | undefined } | undefined;
+}
+
+/**
+ * The three steps (SIGINT, SIGTERM after the grace period, then SIGTERM or SIGKILL) when neither `killSignal`
+ * nor `killAfterMs` is given; otherwise `timeout(1)`'s: `killSignal`, then SIGKILL `killAfterMs` later if given.
+ */
+function commandLadder(o: Parsed): CommandLadder {
+  const common = {
+    interruptType: InterruptType.signal,
+    checkIntervalMs: o.checkIntervalMs ?? 100,
+    logger: o.logger,
+  };
+  if (o.killSignal === undefined && o.killAfterMs === undefined) {
+    const { gracePeriodMs } = o;
+    const steps = { ...common, sendKill: o.sendKill ?? false };
+    return {
+      time: { ...steps, gracePeriodMs },
+      memory: { ...steps, secondaryGracePeriodMs: gracePeriodMs },
+      signals: undefined,
+      stopSignal: "SIGTERM",
+      afterStop: {
+        options: { ...steps, timeoutMs: gracePeriodMs ?? 15_000, gracePeriodMs },
+        signals: undefined,
+      },
+    };
+  }
+  const first = o.killSignal ?? "SIGTERM";
+  const { killAfterMs } = o;
+  return {
+    time: { ...common, gracePeriodMs: killAfterMs },
+    memory: { ...common, secondaryGracePeriodMs: killAfterMs },
+    signals: killAfterMs === undefined ? [first] : [first, "SIGKILL"],
+    stopSignal: first,
+    afterStop:
+      killAfterMs === undefined
+        ? undefined
+        : { options: { ...common, timeoutMs: killAfterMs }, signals: ["SIGKILL"] },
+  };
+}
+
+/** Gives `guard` the signals of a `timeout(1)` ladder; `undefined` leaves its `interruptType`'s. */
+function withSignals<G extends TimeGuard | MemGuard>(
+  guard: G,
+  signals: readonly NodeJS.Signals[] | undefined,
+): G {
+  if (signals !== undefined) guard.config.ladder = signals;
+  return guard;
 }
 
 /** `stdio` with stdout and stderr piped (for `progressOnOutput`); stdin stays as given. */

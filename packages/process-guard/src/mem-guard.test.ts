@@ -3,12 +3,13 @@ import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import { recordingLogger } from "@x/test-support/recording-logger";
 import { describe, expect, it } from "vitest";
-import { cleanupAfterTest, delay, signalLogger, startLogger } from "../test/helpers.js";
+import { cleanupAfterTest, delay, gate, signalLogger, startLogger } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { MemoryLimitExceeded } from "./errors.js";
 import { type InterruptEvent, memGuard } from "./guard.js";
 import type { MemGuardOptions } from "./options.js";
-import { isAlive, ProcessGone, pgidOf, rssOf, treeRssOf } from "./process-info.js";
+import { isAlive, ProcessGone, pgidOf, rssOf } from "./process-info.js";
+import { treeRssOf } from "./process-tree.js";
 import type { Target } from "./targets.js";
 
 /** A MemGuard whose activation reads scripted samples: `set(bytes)` changes what the next sample sees. */
@@ -132,6 +133,22 @@ describe("MemGuard in-process", () => {
     expect(reason).toBeInstanceOf(MemoryLimitExceeded);
     expect(reason).toMatchObject({ code: "ERR_X_GUARD_MEMORY", level: 0, limitBytes: 1024, metric: "rss" });
     expect(reason.observedBytes).toBeGreaterThan(10 * 1024 * 1024);
+  });
+
+  it("rejects run() at level 2 when the task ignores its signal, leaving it running", async () => {
+    const guard = memGuard({ maxMemoryBytes: 1024, secondaryGracePeriodMs: 20, checkIntervalMs: 10 });
+    const task = gate();
+    let finished = false;
+    const error = await guard
+      .run(async () => {
+        await task.opened; // ignores its signal
+        finished = true;
+      })
+      .catch((reason: unknown) => reason);
+    task.open();
+    expect(finished).toBe(false);
+    expect(error).toBeInstanceOf(MemoryLimitExceeded);
+    expect(error).toMatchObject({ level: 2, taskLeftRunning: true });
   });
 
   it("measures the heap with metric heap, and never acts inside run() itself", async () => {

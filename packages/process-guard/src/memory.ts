@@ -1,11 +1,12 @@
 import { getHeapStatistics } from "node:v8";
 import type { Worker } from "node:worker_threads";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
-import { ownRss as readOwnRss, rssOf, treeRssOf } from "./process-info.js";
+import { hasProcfs, ownRss as readOwnRss, rssOf } from "./process-info.js";
+import { hasChildrenFiles, ProcTreeSampler, sumTree, treeRssOf } from "./process-tree.js";
 import { ticks } from "./ticker.js";
 
-/** Reads one memory sample, in bytes; may throw `ProcessGone`. */
-export type Sampler = () => number | Promise<number>;
+/** Reads one memory sample, in bytes; may throw `ProcessGone`. `close()` releases what it holds between samples. */
+export type Sampler = (() => number | Promise<number>) & { close?(): void };
 
 function unsupported(message: string): GuardError {
   return new GuardError(ErrorCode.UNSUPPORTED, message);
@@ -41,16 +42,22 @@ export function freshOwnSample(metric: "rss" | "heap"): number {
   return ownHeap();
 }
 
-function noTreeOnWindows(): void {
+/**
+ * The RSS of `root`'s tree: on Linux by a {@link ProcTreeSampler}, which keeps the tree's files open from one
+ * sample to the next; elsewhere by `treeRssOf`.
+ */
+function treeSampler(root: number): Sampler {
   if (process.platform === "win32") throw unsupported('metric "tree" is not supported on Windows');
+  if (!hasProcfs || !hasChildrenFiles()) return () => treeRssOf(root);
+  const tree = new ProcTreeSampler(root);
+  return Object.assign(() => sumTree(tree.sample()), { close: () => tree.close() });
 }
 
 /** Sampler for our own process (in-process activations). */
 export function ownSampler(metric: MemoryMetric): Sampler {
   if (metric === "rss") return ownRss;
   if (metric === "heap") return ownHeap;
-  noTreeOnWindows();
-  return () => treeRssOf(process.pid);
+  return treeSampler(process.pid);
 }
 
 /** Sampler for a child process or a pid. */
@@ -58,10 +65,7 @@ export function pidSampler(pid: number, metric: MemoryMetric): Sampler {
   if (metric === "heap") {
     throw unsupported('metric "heap" is not supported for a child process or pid: use "rss" or "tree"');
   }
-  if (metric === "tree") {
-    noTreeOnWindows();
-    return () => treeRssOf(pid);
-  }
+  if (metric === "tree") return treeSampler(pid);
   return () => rssOf(pid);
 }
 

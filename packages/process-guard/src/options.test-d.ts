@@ -26,7 +26,7 @@ describe("option names and units", () => {
   it("lists exactly the documented options of each guard", () => {
     // Pinning the key sets: a new option spelled without its unit (or a revived old name) fails here.
     expectTypeOf<keyof CommonGuardOptions>().toEqualTypeOf<
-      "interruptType" | "sendKill" | "checkIntervalMs" | "allowProcessSignals" | "logger"
+      "interruptType" | "sendKill" | "checkIntervalMs" | "allowProcessSignals" | "waitForTask" | "logger"
     >();
     expectTypeOf<keyof TimeGuardOptions>().toEqualTypeOf<
       keyof CommonGuardOptions | "timeoutMs" | "gracePeriodMs"
@@ -47,6 +47,8 @@ describe("option names and units", () => {
       | "maxMemoryBytes"
       | "gracePeriodMs"
       | "sendKill"
+      | "killSignal"
+      | "killAfterMs"
       | "progressOnOutput"
       | "reaper"
       | "stdio"
@@ -85,7 +87,7 @@ describe("option names and units", () => {
     expectTypeOf<Required<RunSyncOptions>[BytesKeys<RunSyncOptions>]>().toEqualTypeOf<number>();
 
     expectTypeOf<MsKeys<GuardedCommandOptions>>().toEqualTypeOf<
-      "timeoutMs" | "gracePeriodMs" | "checkIntervalMs"
+      "timeoutMs" | "gracePeriodMs" | "killAfterMs" | "checkIntervalMs"
     >();
     expectTypeOf<Required<GuardedCommandOptions>[MsKeys<GuardedCommandOptions>]>().toEqualTypeOf<number>();
     expectTypeOf<Required<GuardedCommandOptions>[BytesKeys<GuardedCommandOptions>]>().toEqualTypeOf<number>();

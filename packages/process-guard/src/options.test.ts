@@ -80,8 +80,29 @@ describe("timeGuard options", () => {
 
   it("says what is expected, with its unit", () => {
     expect(caught(() => timeGuard({ timeoutMs: -1 })).message).toBe(
-      "invalid option timeoutMs: -1 (expected a finite number of milliseconds ≥ 0)",
+      "invalid option timeoutMs: -1 (expected a number of milliseconds from 0 to 2147483647 (about 24.8 days))",
     );
+  });
+
+  it("refuses durations beyond the longest Node timer (2³¹ − 1 ms), which would fire at once", () => {
+    expect(timeConfig({ timeoutMs: 2 ** 31 - 1, gracePeriodMs: 2 ** 31 - 1 })).toMatchObject({
+      timeoutMs: 2 ** 31 - 1,
+      graceMs: 2 ** 31 - 1,
+    });
+    for (const name of ["timeoutMs", "gracePeriodMs", "checkIntervalMs"]) {
+      const error = caught(() => timeGuard({ [name]: 2 ** 40 }));
+      expect(error.code).toBe("ERR_X_GUARD_INVALID_OPTION");
+      expect(error.message).toContain(`invalid option ${name}: ${2 ** 40}`);
+      expect(error.message).toContain("2147483647");
+    }
+    for (const name of ["gracePeriodMs", "secondaryGracePeriodMs", "checkIntervalMs"]) {
+      expect(caught(() => memGuard({ maxMemoryBytes: 1, [name]: 2 ** 31 })).message).toContain(
+        `invalid option ${name}: 2147483648`,
+      );
+    }
+    for (const name of ["timeoutMs", "checkIntervalMs"]) {
+      expect(caught(() => runSync(() => 1, { [name]: 2 ** 31 })).message).toContain(`invalid option ${name}`);
+    }
   });
 
   it("rejects the names in Resiliparse's units, and snake_case ones ported from Python", () => {

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, parseOptions } from "@x/core/internal";
+import { loggerOption, MAX_DURATION_MS, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 
@@ -29,6 +29,13 @@ export interface CommonGuardOptions {
   checkIntervalMs?: number;
   /** Allow signals to our own process (`process.pid`); without it none is ever sent. Default `false`. */
   allowProcessSignals?: boolean;
+  /**
+   * How long `run()` and wrapped calls wait for a task that ignores its signal. `false` (default): they reject
+   * with the level-2 error when the ladder reaches level 2 before the task settles, and leave the task running,
+   * as p-timeout does: every guarded call settles. `true`: they settle when the task settles, never earlier,
+   * as in Resiliparse; a task that never settles keeps them pending, and the process alive, for ever.
+   */
+  waitForTask?: boolean;
   /** A pino-shaped logger (`debug`, `info`, `warn`, `error`). Default: silent. */
   logger?: Logger;
 }
@@ -80,7 +87,13 @@ export interface CommonConfig {
   sendKill: boolean;
   checkIntervalMs: number;
   allowProcessSignals: boolean;
+  waitForTask: boolean;
   logger: Logger;
+  /**
+   * Not an option: set by `runGuardedCommand()` for `timeout(1)`'s ladder. The signal of each level to a
+   * process target, one to three levels (the last one listed ends the ladder); it replaces `interruptType`'s.
+   */
+  ladder?: readonly NodeJS.Signals[];
 }
 
 /** A TimeGuard's normalised configuration. */
@@ -119,18 +132,22 @@ export const MIN_LEVEL_GAP_MS = 10;
 
 // Zod fields and expected-value texts shared by the package's option schemas (guarded-command.ts too).
 
-/** What a duration option in ms expects. */
-export const millis = "a finite number of milliseconds ≥ 0";
+/** What a duration option in ms expects: no longer than a Node timer can wait (longer ones fire at once). */
+const millis = `a number of milliseconds from 0 to ${MAX_DURATION_MS} (about 24.8 days)`;
 /** What a size option in bytes expects. */
 export const bytes = "a finite number of bytes ≥ 0";
 /** A number ≥ 0 (zod 4 rejects infinities), with `expected` as the message. */
 export const nonNegative = (expected: string) => z.number({ error: expected }).min(0, { error: expected });
+/** A duration in ms, from 0 to `MAX_DURATION_MS`: every duration option of the package. */
+export const duration = nonNegative(millis).max(MAX_DURATION_MS, { error: millis });
 /** A boolean option. */
 export const bool = z.boolean({ error: "a boolean" });
-/** A polling interval in ms, > 0. */
+const intervalText = `a number of milliseconds > 0, at most ${MAX_DURATION_MS}`;
+/** A polling interval in ms, > 0 and at most `MAX_DURATION_MS`. */
 export const interval = z
-  .number({ error: "a finite number of milliseconds > 0" })
-  .gt(0, { error: "a finite number of milliseconds > 0" });
+  .number({ error: intervalText })
+  .gt(0, { error: intervalText })
+  .max(MAX_DURATION_MS, { error: intervalText });
 const interruptType = z.enum(["exception", "signal", "exception_then_signal"], {
   error: 'one of "exception", "signal", "exception_then_signal"',
 });
@@ -140,26 +157,27 @@ const common = {
   sendKill: bool.optional(),
   checkIntervalMs: interval.optional(),
   allowProcessSignals: bool.optional(),
+  waitForTask: bool.optional(),
   logger: loggerOption,
 };
 
 const timeSchema = z.strictObject({
   ...common,
-  timeoutMs: nonNegative(millis).optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
+  gracePeriodMs: duration.optional(),
 });
 
 const memSchema = z.strictObject({
   ...common,
   maxMemoryBytes: nonNegative(bytes),
   absolute: bool.optional(),
-  gracePeriodMs: nonNegative(millis).optional(),
-  secondaryGracePeriodMs: nonNegative(millis).optional(),
+  gracePeriodMs: duration.optional(),
+  secondaryGracePeriodMs: duration.optional(),
   metric: z.enum(["rss", "heap", "tree"], { error: 'one of "rss", "heap", "tree"' }).optional(),
 });
 
 const runSyncSchema = z.strictObject({
-  timeoutMs: nonNegative(millis).optional(),
+  timeoutMs: duration.optional(),
   checkIntervalMs: interval.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
   absolute: bool.optional(),
@@ -184,6 +202,7 @@ function commonConfig(o: z.output<typeof timeSchema> | z.output<typeof memSchema
     sendKill: o.sendKill ?? false,
     checkIntervalMs: Math.max(1, o.checkIntervalMs ?? 500),
     allowProcessSignals: o.allowProcessSignals ?? false,
+    waitForTask: o.waitForTask ?? false,
     logger: o.logger,
   };
 }

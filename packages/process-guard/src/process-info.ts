@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { closeSync, openSync, readdirSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 
 /**
  * Facts about processes: pgid, RSS, descendants, liveness. On Linux they come from `/proc` (synchronous
@@ -46,7 +46,7 @@ export class ProcessGone extends Error {
 }
 
 /** The fields of `/proc/<pid>/stat` the guards need. */
-interface ProcStat {
+export interface ProcStat {
   state: string;
   ppid: number;
   pgid: number;
@@ -72,20 +72,35 @@ function parseStat(text: string): ProcStat {
 const procBuffer = Buffer.alloc(4096);
 
 /**
+ * Reads a whole `/proc` file from an open descriptor, from offset 0 (so that a descriptor kept open reads it
+ * afresh each time), into a shared buffer: one read for a small file, more for a longer one (the children of a
+ * busy parent).
+ */
+export function readProcFd(fd: number): string {
+  let bytes = readSync(fd, procBuffer, 0, procBuffer.length, 0);
+  let text = procBuffer.toString("latin1", 0, bytes);
+  for (let position = bytes; bytes === procBuffer.length; position += bytes) {
+    bytes = readSync(fd, procBuffer, 0, procBuffer.length, position);
+    text += procBuffer.toString("latin1", 0, bytes);
+  }
+  return text;
+}
+
+/**
  * Reads a small `/proc` file with one open, one read and one close (`readFileSync` needs five system calls
- * on files whose size `/proc` reports as 0), into a shared buffer.
+ * on files whose size `/proc` reports as 0).
  */
 function readProcFile(path: string): string {
   const fd = openSync(path, "r");
   try {
-    const bytes = readSync(fd, procBuffer, 0, procBuffer.length, 0);
-    return procBuffer.toString("latin1", 0, bytes);
+    return readProcFd(fd);
   } finally {
     closeSync(fd);
   }
 }
 
-function readProcStat(pid: number | "self"): ProcStat {
+/** `/proc/<pid>/stat`, parsed; throws `ProcessGone` when the process is gone. */
+export function readProcStat(pid: number | "self"): ProcStat {
   try {
     return parseStat(readProcFile(`/proc/${pid}/stat`));
   } catch (error) {
@@ -111,7 +126,8 @@ export function pageSize(): number {
   return pageBytes;
 }
 
-function ps(args: string[]): Promise<string> {
+/** Runs `ps` with `args`; its output. */
+export function ps(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile("ps", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
       // ps exits 1 when -p matches nothing; the empty output says the same
@@ -161,6 +177,11 @@ export function ownPgid(): number | Promise<number> {
   return ownGroup;
 }
 
+/** The resident pages in the text of a `/proc/<pid>/statm` (its second field). */
+export function residentPages(statm: string): number {
+  return Number(statm.split(" ")[1]);
+}
+
 /** The RSS of `pid`, in bytes: `/proc/<pid>/statm` on Linux, `pidusage` elsewhere. */
 export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number> {
   if (procfs) {
@@ -171,7 +192,7 @@ export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number>
       if (isCode(error, "ENOENT") || isCode(error, "ESRCH")) throw new ProcessGone(pid);
       throw error;
     }
-    return Number(text.split(" ")[1]) * pageSize();
+    return residentPages(text) * pageSize();
   }
   // pidusage keeps a short per-pid history (its default); { maxage: 0 } makes it loop on Linux until EMFILE
   return import("pidusage").then(({ default: pidusage }) =>
@@ -183,62 +204,6 @@ export function rssOf(pid: number, procfs = hasProcfs): number | Promise<number>
       },
     ),
   );
-}
-
-/** Sums the RSS of `root` and all its descendants (by ppid), from one snapshot of every process. */
-function sumTree(root: number, rows: Iterable<[pid: number, ppid: number, rss: number]>): number {
-  const children = new Map<number, number[]>();
-  const rssByPid = new Map<number, number>();
-  for (const [pid, ppid, rss] of rows) {
-    rssByPid.set(pid, rss);
-    const list = children.get(ppid);
-    if (list) list.push(pid);
-    else children.set(ppid, [pid]);
-  }
-  if (!rssByPid.has(root)) throw new ProcessGone(root);
-  let total = 0;
-  const stack = [root];
-  const seen = new Set<number>();
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    if (seen.has(pid)) continue;
-    seen.add(pid);
-    total += rssByPid.get(pid) ?? 0;
-    for (const child of children.get(pid) ?? []) stack.push(child);
-  }
-  return total;
-}
-
-/**
- * The RSS of `root` plus every descendant's, in bytes, enumerated afresh: `/proc` on Linux, one
- * `ps -A -o pid=,ppid=,rss=` elsewhere. Shared pages are counted once per process.
- */
-export function treeRssOf(root: number, procfs = hasProcfs): number | Promise<number> {
-  if (procfs) {
-    const page = pageSize();
-    const rows: [number, number, number][] = [];
-    for (const name of readdirSync("/proc")) {
-      const pid = Number(name);
-      if (!Number.isInteger(pid)) continue;
-      try {
-        const stat = readProcStat(pid);
-        rows.push([pid, stat.ppid, stat.rss * page]);
-      } catch {
-        // the process ended between readdir and read
-      }
-    }
-    return sumTree(root, rows);
-  }
-  return ps(["-A", "-o", "pid=,ppid=,rss="]).then((out) => {
-    const rows: [number, number, number][] = [];
-    for (const line of out.split("\n")) {
-      const [pid, ppid, rss] = line.trim().split(/\s+/).map(Number);
-      if (pid !== undefined && ppid !== undefined && rss !== undefined && Number.isInteger(pid)) {
-        rows.push([pid, ppid, rss * 1024]);
-      }
-    }
-    return sumTree(root, rows);
-  });
 }
 
 /**

@@ -112,6 +112,8 @@ export class ProcessTarget implements Target {
   ) {}
 
   act(level: Level, _error: GuardError, isEnded: () => boolean): string | Promise<string> {
+    const ladder = this.config.ladder;
+    if (ladder !== undefined) return this.#signal(ladder[level]!, isEnded);
     const type = this.config.interruptType;
     let cooperative: boolean;
     let signal: Signal;
@@ -143,7 +145,7 @@ export class ProcessTarget implements Target {
     return `sent the x-guard:interrupt message to pid ${this.pid} over IPC`;
   }
 
-  #signal(signal: Signal, isEnded: () => boolean): string | Promise<string> {
+  #signal(signal: NodeJS.Signals, isEnded: () => boolean): string | Promise<string> {
     const pgid = pgidOf(this.pid);
     const own = ownPgid();
     if (typeof pgid === "number" && typeof own === "number") return this.#kill(signal, pgid, own);
@@ -152,7 +154,7 @@ export class ProcessTarget implements Target {
     );
   }
 
-  #kill(signal: Signal, pgid: number, ownGroup: number): string {
+  #kill(signal: NodeJS.Signals, pgid: number, ownGroup: number): string {
     const group = pgid === this.pid && pgid !== ownGroup;
     const what = group ? `process group ${this.pid}` : `pid ${this.pid}`;
     try {

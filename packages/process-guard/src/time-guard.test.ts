@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { recordingLogger } from "@x/test-support/recording-logger";
 import { describe, expect, it, vi } from "vitest";
-import { busy, delay } from "../test/helpers.js";
+import { busy, delay, gate } from "../test/helpers.js";
 import { Activation } from "./activation.js";
 import { ExecutionTimeout } from "./errors.js";
 import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
@@ -76,18 +76,19 @@ describe("TimeGuard.run", () => {
   });
 
   it("escalates through levels 0, 1, 2 at timeout + n·grace, then sends nothing more", async () => {
-    const { guard, events, warnings } = fastGuard();
+    const { guard, events, warnings } = fastGuard({ waitForTask: true });
     const result = guard.run(async ({ signal }) => {
       await once(signal, "abort");
       await delay(450); // ignore the interrupt: the ladder goes on
       return "finished late";
     });
-    await expect(result).resolves.toBe("finished late"); // run() settles with the task, never earlier
+    await expect(result).resolves.toBe("finished late"); // waitForTask: run() settles with the task
     expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
     events.forEach(({ at, event }, level) => {
       expect(event.error).toBeInstanceOf(ExecutionTimeout);
       expect(event.error.level).toBe(level);
       expect(event.error.elapsedMs).toBeGreaterThanOrEqual(100 + level * 100);
+      expect(event.error.taskLeftRunning).toBe(false);
       expect(at).toBeGreaterThanOrEqual(99 + level * 100);
       expect(at).toBeLessThan(100 + level * 100 + 800);
     });
@@ -97,6 +98,63 @@ describe("TimeGuard.run", () => {
     expect(warnings[0]!.error).toBe(events[2]!.event.error);
     expect(warnings[0]!.message).toContain("nothing to our own process (allowProcessSignals is false)");
     expect(warnings[0]!.message).not.toContain("TERM signal");
+  });
+
+  it("rejects at level 2 with its error when the task ignores its signal, and leaves the task running", async () => {
+    const { guard, events, warnings } = fastGuard();
+    const task = gate();
+    let finished = false;
+    const result = guard.run(async () => {
+      await task.opened; // ignores its signal
+      finished = true;
+      return "finished late";
+    });
+    const error = await result.then(
+      () => expect.fail("run() waited for the task"),
+      (reason: unknown) => reason as ExecutionTimeout,
+    );
+    expect(finished).toBe(false); // left running, as p-timeout leaves its promise
+    expect(error).toBeInstanceOf(ExecutionTimeout);
+    expect(error).toBe(events[2]!.event.error);
+    expect(error).toMatchObject({ level: 2, taskLeftRunning: true });
+    expect(error.elapsedMs).toBeGreaterThanOrEqual(300);
+    expect(error.message).toContain("the task ignored its signal and is left running");
+    expect(warnings[0]!.message).toContain("left running");
+    // the activation ends when the task does; nothing more is sent meanwhile
+    expect(guard.active.size).toBe(1);
+    task.open();
+    await vi.waitFor(() => expect(finished).toBe(true), { timeout: 5_000 });
+    await delay(0);
+    expect(guard.active.size).toBe(0);
+    expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
+  });
+
+  it("a task that settles before level 2 settles run() as it did, after it ignored level 0", async () => {
+    const { guard, events } = fastGuard({ gracePeriodMs: 5_000 });
+    const result = guard.run(async ({ signal }) => {
+      await once(signal, "abort");
+      await delay(50); // cleaning up after the interrupt, within the grace period
+      return "cleaned up";
+    });
+    await expect(result).resolves.toBe("cleaned up");
+    expect(events.map((e) => e.event.level)).toEqual([0]);
+  });
+
+  it("wrapped calls reject at level 2 too, unless waitForTask", async () => {
+    const first = gate();
+    const wrapped = timeGuard({ timeoutMs: 20, gracePeriodMs: 20 }).wrap(async () => {
+      await first.opened;
+      return "late";
+    });
+    await expect(wrapped()).rejects.toMatchObject({ level: 2, taskLeftRunning: true });
+    first.open();
+    const second = gate();
+    const waiting = timeGuard({ timeoutMs: 20, gracePeriodMs: 20, waitForTask: true }).wrap(async () => {
+      await second.opened;
+      return "late";
+    });
+    waiting.guard.once("warning", () => second.open()); // level 2 has passed: now the task ends
+    await expect(waiting()).resolves.toBe("late");
   });
 
   it("does not act synchronously: even timeout 0 starts the task with a live signal", async () => {
@@ -158,7 +216,7 @@ describe("TimeGuard.run", () => {
   });
 
   it("ignores progress() after level 2", async () => {
-    const { guard, events } = fastGuard({ gracePeriodMs: 10 });
+    const { guard, events } = fastGuard({ gracePeriodMs: 10, waitForTask: true });
     await guard.run(async ({ progress }) => {
       await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
       progress();
@@ -168,7 +226,7 @@ describe("TimeGuard.run", () => {
   });
 
   it("measures each level from the restart: a late check sends every level that is due", async () => {
-    const { guard, events } = fastGuard({ timeoutMs: 50, gracePeriodMs: 50 });
+    const { guard, events } = fastGuard({ timeoutMs: 50, gracePeriodMs: 50, waitForTask: true });
     await guard.run(async ({ signal }) => {
       busy(260); // the event loop is stuck past all three deadlines
       await once(signal, "abort");
@@ -202,10 +260,16 @@ describe("TimeGuard.run", () => {
     const listener = vi.fn();
     process.on("SIGINT", listener);
     try {
-      const { guard, events, warnings } = fastGuard({ interruptType: "exception", gracePeriodMs: 30 });
+      const { guard, events, warnings } = fastGuard({
+        interruptType: "exception",
+        gracePeriodMs: 30,
+        waitForTask: true,
+      });
       await guard.run(async ({ signal }) => {
+        // listening from the start: on a loaded machine levels 1 and 2 may come before the abort is seen
+        const warned = once(guard, "warning");
         await once(signal, "abort");
-        await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
+        await warned;
       });
       expect(events.map((e) => e.event.level)).toEqual([0, 1, 2]);
       expect(events.map((e) => e.event.action)).toEqual([
@@ -225,7 +289,12 @@ describe("TimeGuard.run", () => {
     process.on("SIGINT", listener);
     process.on("SIGTERM", listener);
     try {
-      const { guard, events } = fastGuard({ interruptType: "signal", gracePeriodMs: 30, sendKill: true });
+      const { guard, events } = fastGuard({
+        interruptType: "signal",
+        gracePeriodMs: 30,
+        sendKill: true,
+        waitForTask: true,
+      });
       await guard.run(async () => {
         await new Promise<void>((resolve) => guard.on("warning", () => resolve()));
       });
@@ -244,7 +313,7 @@ describe("TimeGuard.run", () => {
 
   it("catches and logs a listener's exception; the ladder goes on and nothing crashes", async () => {
     const { logger, messages } = recordingLogger();
-    const { guard, events } = fastGuard({ gracePeriodMs: 30, logger });
+    const { guard, events } = fastGuard({ gracePeriodMs: 30, logger, waitForTask: true });
     guard.prependListener("interrupt", () => {
       throw new Error("listener bug");
     });
@@ -322,7 +391,7 @@ describe("on time, whatever checkIntervalMs is", () => {
   });
 
   it("sends levels 1 and 2 on time too, at timeout + n·grace", async () => {
-    const { guard, events } = fastGuard({ timeoutMs: 100, gracePeriodMs: 150, ...rarely });
+    const { guard, events } = fastGuard({ timeoutMs: 100, gracePeriodMs: 150, ...rarely, waitForTask: true });
     await guard.run(async () => {
       await once(guard, "warning");
     });

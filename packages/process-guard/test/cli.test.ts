@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { STOP_REQUEST_WINDOW_MS } from "@x/core/internal";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -80,9 +80,13 @@ describe("x-guard: usage", () => {
   });
 
   it.each([
-    [[], "give --timeout or --max-memory"],
+    [[], "no command given"],
     [["--timeout", "5"], "no command given"],
-    [["--", "true"], "give --timeout or --max-memory"],
+    [["--", "true"], "give a time limit (DURATION or --timeout) or --max-memory"],
+    [["-k", "1", "--grace", "1", "5", "true"], "-s and -k (timeout(1)'s ladder) do not go with --grace"],
+    [["-s", "NOPE", "5", "true"], 'x-guard: -s: "NOPE" is not a signal'],
+    [["--signal", "99", "5", "true"], 'x-guard: --signal: "99" is not a signal'],
+    [["30d", "true"], 'x-guard: DURATION: "30d" is longer than the longest timer'],
     [["--timeout", "abc", "--", "true"], 'x-guard: --timeout: "abc" is not a duration'],
     [["--timeout", "-1", "--", "true"], 'x-guard: --timeout: "-1" is not a duration'],
     [["--grace", "5ms", "--timeout", "1", "--", "true"], 'x-guard: --grace: "5ms" is not a duration'],
@@ -109,10 +113,34 @@ describe("x-guard: usage", () => {
       gracePeriodMs: 2_000,
       maxMemoryBytes: 1.5 * 1024 ** 3,
       sendKill: false,
+      preserveStatus: false,
+      untimed: false,
       progressOnOutput: false,
       help: false,
       version: false,
       command: ["ls", "--timeout", "x"],
+    });
+    // timeout(1)'s command line: -s and -k (also attached), and a leading DURATION when --timeout is absent
+    expect(parseGuardArgs(["-s", "int", "-k5", "1.5m", "sleep", "9"])).toMatchObject({
+      signal: "SIGINT",
+      killAfterMs: 5_000,
+      timeoutMs: 90_000,
+      command: ["sleep", "9"],
+    });
+    const untimed = parseGuardArgs(["-sKILL", "--kill-after=0", "0", "true"]);
+    expect(untimed).toMatchObject({ signal: "SIGKILL", untimed: true, command: ["true"] });
+    expect(untimed.timeoutMs).toBeUndefined(); // DURATION 0 and -k 0 disable, as in timeout(1)
+    expect(untimed.killAfterMs).toBeUndefined();
+    expect(parseGuardArgs(["--signal", "9", "--preserve-status", ".5", "x"])).toMatchObject({
+      signal: "SIGKILL",
+      preserveStatus: true,
+      timeoutMs: 500,
+      command: ["x"],
+    });
+    expect(parseGuardArgs(["--signal=SIGHUP", "--timeout", "5", "10", "x"])).toMatchObject({
+      signal: "SIGHUP",
+      timeoutMs: 5_000,
+      command: ["10", "x"], // with --timeout, the first non-option is the command
     });
     expect(parseGuardArgs(["--send-kill", "--progress-on-output", "--", "-x"])).toMatchObject({
       sendKill: true,
@@ -176,7 +204,7 @@ describe("x-guard: exit status", () => {
     expect(quits.code).toBe(124);
   });
 
-  it("takes timeout(1)'s suffixes and sends SIGTERM twice, or SIGKILL last with --send-kill", async () => {
+  it("takes timeout(1)'s suffixes and, with --send-kill, sends SIGKILL last; still 124", async () => {
     const result = await run([
       "--timeout",
       "0.01m",
@@ -200,6 +228,7 @@ describe("x-guard: exit status", () => {
       "64M",
       "--timeout",
       "30",
+      "--signal=INT",
       "--",
       node,
       signalLogger,
@@ -232,6 +261,86 @@ describe("x-guard: exit status", () => {
 
   it("lets a command within a generous memory limit finish", async () => {
     expect((await run(["--max-memory", "1G", "--", "true"])).code).toBe(0);
+  });
+});
+
+describe("x-guard: timeout(1)'s command line, compared with the real timeout", () => {
+  /** Runs a program to its end: its exit status as a shell reports it (128 + n after signal n), output, time. */
+  function status(file: string, args: string[]) {
+    const started = performance.now();
+    const child = spawn(file, args, { cwd: packageDir, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.resume();
+    return new Promise<{ status: number; stdout: string; ms: number }>((resolve, reject) => {
+      child.once("error", reject);
+      child.once("exit", (code, signal) => {
+        const ms = performance.now() - started;
+        resolve({ status: code ?? 128 + constants.signals[signal!], stdout, ms });
+      });
+    });
+  }
+
+  /** The same arguments to timeout(1) and to x-guard, side by side. */
+  async function compare(args: string[]) {
+    const [gnu, ours] = await Promise.all([
+      status("timeout", args),
+      status(node, ["--import", "tsx", "--conditions=@x/source", cli, ...args]),
+    ]);
+    expect(ours.status).toBe(gnu.status);
+    expect(ours.stdout).toBe(gnu.stdout);
+    return { gnu, ours };
+  }
+
+  const loop = "while :; do sleep 0.05; done";
+
+  it("sends TERM at the deadline, not SIGINT and a 15 s grace: 124 within seconds", async () => {
+    const trapsInt = ["sh", "-c", 'trap "" INT; sleep 30'];
+    const { ours } = await compare(["1", ...trapsInt]);
+    expect(ours.status).toBe(124);
+    expect(ours.ms).toBeLessThan(12_000); // timeout(1): 1 s; x-guard sent SIGINT, then SIGTERM 15 s later
+    const spelled = await status(node, [
+      "--import",
+      "tsx",
+      "--conditions=@x/source",
+      cli,
+      "--timeout",
+      "1",
+      "--",
+      ...trapsInt,
+    ]);
+    expect(spelled.status).toBe(124);
+    expect(spelled.ms).toBeLessThan(12_000);
+  });
+
+  it("-s: the first signal, as the command sees it; --preserve-status: the command's own status", async () => {
+    const command = [
+      "sh",
+      "-c",
+      `trap "echo INT; exit 3" INT; trap "echo TERM; exit 4" TERM; echo ready; ${loop}`,
+    ];
+    // 1 s: room for sh to set its traps on a loaded machine
+    const { ours } = await compare(["-s", "INT", "1", ...command]);
+    expect(ours).toMatchObject({ status: 124, stdout: "ready\nINT\n" });
+    const preserved = await compare(["--preserve-status", "-s", "SIGINT", "1", ...command]);
+    expect(preserved.ours.status).toBe(3);
+    expect((await compare(["-s", "9", "0.5", "sleep", "10"])).ours.status).toBe(137);
+  });
+
+  it("-k: KILL that long after the first signal, and 137 as timeout(1) reports a killed command", async () => {
+    const { ours } = await compare(["-k", "0.5", "1", "sh", "-c", `trap "" TERM; echo ready; ${loop}`]);
+    expect(ours.status).toBe(137);
+    expect(ours.ms).toBeLessThan(12_000);
+  });
+
+  it("the command's own status otherwise, 0 as no limit, 126 and 127", async () => {
+    expect((await compare(["5", "sh", "-c", "exit 7"])).ours.status).toBe(7);
+    expect((await compare(["0", "sh", "-c", "sleep 0.2; exit 4"])).ours.status).toBe(4);
+    expect((await compare(["5", "sh", "-c", "kill -USR1 $$"])).ours.status).toBe(138);
+    expect((await compare(["5", "no-such-command-x-guard"])).ours.status).toBe(127);
+    expect((await compare(["5", dir])).ours.status).toBe(126);
   });
 });
 
@@ -369,7 +478,7 @@ describe("x-guard: signals", () => {
         await log.waitFor(() => pids.every((pid) => got(pid, signal).length === times));
       }
       const result = await guard.done; // x-guard lived on, and the ladder ran: SIGINT, SIGTERM, SIGKILL
-      expect(result.code).toBe(124);
+      expect(result.code).toBe(124); // x-guard's three steps: 124 however the command then ended
       const ladder = result.stderr.split("\n").filter((line) => line.startsWith("x-guard:"));
       expect(ladder.map((line) => /\(level \d\): \w+/.exec(line)?.[0])).toEqual([
         "(level 0): SIGINT",
@@ -446,6 +555,8 @@ describe("x-guard: signals", () => {
     const result = await run([
       "--timeout",
       "3",
+      "-s",
+      "INT",
       "--",
       node,
       signalLogger,

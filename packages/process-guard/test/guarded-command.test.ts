@@ -115,6 +115,46 @@ describe("runGuardedCommand", () => {
     ]);
   });
 
+  it("killSignal and killAfterMs: timeout(1)'s ladder, the signal, then SIGKILL, and 137 for a killed command", async () => {
+    const events: GuardedInterruptEvent[] = [];
+    const result = await runGuardedCommand("sh", ["-c", "trap '' TERM; while :; do sleep 0.05; done"], {
+      ...quiet,
+      timeoutMs: 1_000, // room for sh to set its trap on a loaded machine
+      killAfterMs: 200,
+      onInterrupt: (event) => events.push(event),
+    });
+    expect(result).toMatchObject({ exitCode: 137, limit: "time", signal: "SIGKILL" });
+    expect(events.map(({ level, action }) => `${level} ${action}`)).toEqual([
+      `0 SIGTERM to process group ${result.pid}`,
+      `1 SIGKILL to process group ${result.pid}`,
+    ]);
+    // without killAfterMs, the first signal alone: the command is waited for, as by timeout(1)
+    const once: GuardedInterruptEvent[] = [];
+    const waited = await runGuardedCommand(
+      "sh",
+      ["-c", "trap 'sleep 0.5; exit 6' INT; while :; do sleep 0.05; done"],
+      {
+        ...quiet,
+        timeoutMs: 1_000,
+        killSignal: "SIGINT",
+        onInterrupt: (event) => once.push(event),
+      },
+    );
+    expect(waited).toMatchObject({ exitCode: 124, code: 6 });
+    expect(once.map(({ level, action }) => `${level} ${action}`)).toEqual([
+      `0 SIGINT to process group ${waited.pid}`,
+    ]);
+    // a stop by signal sends killSignal too
+    const controller = new AbortController();
+    const stopped = runGuardedCommand("sh", ["-c", "trap 'exit 3' HUP; while :; do sleep 0.05; done"], {
+      ...quiet,
+      killSignal: "SIGHUP",
+      signal: controller.signal,
+      onSpawn: () => setTimeout(() => controller.abort(), 1_000),
+    });
+    expect((await stopped).exitCode).toBe(3);
+  });
+
   it("reports 125 when the memory limit (bytes, whole tree) stopped the command", async () => {
     const result = await runGuardedCommand(
       node,
@@ -214,8 +254,14 @@ describe("runGuardedCommand", () => {
       }),
     );
     expect(() => runGuardedCommand("true", [], { timeoutMs: -1 })).toThrow(
-      "invalid option timeoutMs: -1 (expected a finite number of milliseconds ≥ 0)",
+      "invalid option timeoutMs: -1 (expected a number of milliseconds from 0 to 2147483647 (about 24.8 days))",
     );
+    // beyond the longest timer, Node would fire it at once (x-guard --timeout 30d refuses the same)
+    for (const name of ["timeoutMs", "gracePeriodMs", "checkIntervalMs"]) {
+      expect(() => runGuardedCommand("true", [], { [name]: 2 ** 31 })).toThrow(
+        `invalid option ${name}: 2147483648`,
+      );
+    }
     expect(() => runGuardedCommand("true", [], { maxMemoryBytes: Number.NaN })).toThrow(
       "invalid option maxMemoryBytes: NaN (expected a finite number of bytes ≥ 0)",
     );
@@ -223,5 +269,14 @@ describe("runGuardedCommand", () => {
       expect(() => runGuardedCommand("true", [], { [name]: 1 } as never)).toThrow(`invalid option ${name}`);
     }
     expect(() => runGuardedCommand("true", [], { nope: 1 } as never)).toThrow(/nope/);
+    expect(() => runGuardedCommand("true", [], { killSignal: "SIGNOPE" as never })).toThrow(
+      `invalid option killSignal: "SIGNOPE"`,
+    );
+    expect(() => runGuardedCommand("true", [], { killAfterMs: 1_000, sendKill: true })).toThrow(
+      "invalid option sendKill: true (expected absent with killSignal or killAfterMs (timeout(1)'s ladder))",
+    );
+    expect(() => runGuardedCommand("true", [], { killSignal: "SIGINT", gracePeriodMs: 5 })).toThrow(
+      "invalid option gracePeriodMs",
+    );
   });
 });

@@ -277,3 +277,12 @@ export function reaperOf(parent: number): number | undefined {
   }
   return undefined;
 }
+
+/** A promise the test resolves when it wants: a task that ignores its signal until then. */
+export function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
