@@ -8,6 +8,7 @@ describe("contention-aware claiming", () => {
   it("20 agents, 10 % aborted writes, 1 000 rows: no double claim, none left, at most 3 requests per row", async () => {
     const fake = await startFakeErmrest({
       tables: { "S:Job": { key: ["id"], columns: ["state", "owner"], types: { id: "int4" } } },
+      writeDurationMs: 0,
     });
     onTestFinished(() => fake.close());
     await insertQueued(fake, 1_000);
