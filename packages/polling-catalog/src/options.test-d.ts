@@ -35,6 +35,7 @@ describe("catalog options", () => {
       maxResponseBytes?: number;
       maxCacheBytes?: number;
       bodyIdleTimeoutMs?: number;
+      maxTransactionRetryMs?: number;
       logger?: Logger;
       fetch?: FetchFunction;
     }>();
