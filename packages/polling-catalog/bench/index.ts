@@ -20,6 +20,11 @@ const transactionAbortRate = abortFlag === -1 ? 0 : Number(process.argv[abortFla
 const writeFlag = process.argv.indexOf("--write-ms");
 const writeDurationMs = writeFlag === -1 ? undefined : Number(process.argv[writeFlag + 1]);
 const writeSetting = writeDurationMs === undefined ? {} : { writeDurationMs };
+/** `--claim-rows <n>` sets the spread agents' `claimRows` (default 5). */
+const claimFlag = process.argv.indexOf("--claim-rows");
+const claimRows = claimFlag === -1 ? 5 : Number(process.argv[claimFlag + 1]);
+/** `--complete-batch`: the spread agents mark a claimed batch complete with one PUT, not one per row. */
+const completeBatch = process.argv.includes("--complete-batch");
 
 function emit(figure: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -344,14 +349,18 @@ function spreadAgents(
     let idleEtag: string | null = null;
     const lookForWork = async () => {
       const result = await agent.stateChangeOnce(
-        `/entity/S:Job/state=queued?limit=${5 * agents}`,
+        `/entity/S:Job/state=queued?limit=${5 * agents * claimRows}`,
         "/attributegroup/S:Job/RID,expected:=state;state,owner",
         (row) => ({ RID: row.RID, expected: "queued", state: "claimed", owner: `agent-${a}` }),
         idleEtag,
-        { spread: true },
+        { spread: true, claimRows },
       );
       idleEtag = result.idleEtag;
-      if (options.complete)
+      if (options.complete && completeBatch && result.batch.length > 0)
+        await agent.put("/attributegroup/S:Job/RID;state", {
+          json: result.batch.map(([job]) => ({ RID: job.RID, state: "complete" })),
+        });
+      else if (options.complete)
         for (const [job] of result.batch)
           await agent.put("/attributegroup/S:Job/RID;state", { json: [{ RID: job.RID, state: "complete" }] });
       return result.batch.length > 0;
@@ -407,6 +416,8 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
   const figure = {
     agents,
     rows: rowsCount,
+    claimRows,
+    completion: completeBatch ? "one PUT per batch" : "one PUT per row",
     writeDurationMs: env.fake.writeDurationMs,
     transactionAbortRate: abortRate,
     wallSeconds: round(seconds, 2),
@@ -452,7 +463,7 @@ async function spreadFigures() {
     baseline: "racing for ?limit=1 with If-Match (the claim-limit-1 figure): about 20 requests per row",
   };
   for (const abortRate of [transactionAbortRate]) {
-    for (const agents of [5, 20]) {
+    for (const agents of process.env.BENCH_AGENTS ? [Number(process.env.BENCH_AGENTS)] : [5, 20]) {
       emit({
         bench: "polling-catalog.claim-spread",
         ...(await spreadRun(1_000, agents, abortRate)),

@@ -17,6 +17,10 @@ export interface ClaimAgentsOptions {
   limit?: number;
   maxRetryDelayMs?: number;
   maxOutageMs?: number;
+  /** Rows one claim takes (`claimRows`). Default 1. */
+  claimRows?: number;
+  /** Mark each claimed row `complete` with its own PUT, as the README's agent does. Default false. */
+  complete?: boolean;
 }
 
 /**
@@ -54,9 +58,14 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
         claimUpdate,
         (row) => ({ RID: row.RID, expected: "queued", state: "claimed", owner: `agent-${agent}` }),
         idleEtag,
-        { spread: true },
+        { spread: true, claimRows: options.claimRows ?? 1 },
       );
       idleEtag = result.idleEtag;
+      if (options.complete)
+        for (const [job] of result.batch)
+          await catalog.put("/attributegroup/S:Job/RID;state", {
+            json: [{ RID: job.RID, state: "complete" }],
+          });
       return result.batch.length > 0;
     };
     return catalog
