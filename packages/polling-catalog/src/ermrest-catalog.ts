@@ -299,7 +299,7 @@ export class ErmrestCatalog<
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
         if (++failures >= maxTries || !idempotent || spec.signal?.aborted || XError.is(error)) throw error;
         const waitMs = retryDelayMs(failures - 1, null);
-        this.logger.warn(
+        this.logger.debug(
           { method: spec.method, url, attempt, waitMs: Math.round(waitMs), error: describeError(error) },
           "Retrying after a network error.",
         );
@@ -321,7 +321,7 @@ export class ErmrestCatalog<
         }
       } else if (idempotent && isRetryableStatus(response.status) && ++failures < maxTries) {
         const waitMs = retryDelayMs(failures - 1, retryAfter);
-        this.logger.warn(
+        this.logger.debug(
           { method: spec.method, url, attempt, status: response.status, waitMs: Math.round(waitMs) },
           "Retrying after a server error.",
         );

@@ -1,4 +1,4 @@
-import { parseOptions } from "@x/core/internal";
+import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { amqpUrlFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
@@ -53,6 +53,12 @@ export interface BlockingPollOptions {
    * 5 s, 25 s, 125 s (each drawn ±50 %) up to this. Default `300_000` (5 minutes).
    */
   maxBindDelayMs?: number;
+  /**
+   * During a catalog outage, log one warning when it starts, one line when it ends, and a summary
+   * (`The catalog is still unavailable.`, with its duration and failed drains) this often in between, in
+   * milliseconds (> 0). Each retry logs at debug only. Default `60_000`.
+   */
+  outageSummaryMs?: number;
   /** Aborting it ends `blockingPoll`, which then resolves. Default none. */
   signal?: AbortSignal;
 }
@@ -104,22 +110,27 @@ const amqpOptionsSchema = z
   })
   .strict();
 
-const milliseconds = (what: string) => z.number({ error: what }).refine(Number.isFinite, { error: what });
+/** A duration option: a number of milliseconds from `min` (or above it, with `exclusive`) to the longest timer. */
+const milliseconds = (min: number, exclusive = false) => {
+  const error = `a number of milliseconds ${exclusive ? ">" : "≥"} ${min} and ≤ ${MAX_DURATION_MS}`;
+  return z
+    .number({ error })
+    .refine((value) => (exclusive ? value > min : value >= min) && value <= MAX_DURATION_MS, { error });
+};
 const pollOptionsSchema = z
   .object({
-    pollingMs: milliseconds("a finite number of milliseconds > 0")
-      .refine((value) => value > 0, { error: "a finite number of milliseconds > 0" })
-      .default(600_000),
-    coalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(100),
-    maxCoalesceMs: milliseconds("a finite number of milliseconds ≥ 0").min(0).default(5_000),
-    maxRetryDelayMs: milliseconds("a finite number of milliseconds > 0")
-      .refine((value) => value > 0, { error: "a finite number of milliseconds > 0" })
-      .default(30_000),
+    pollingMs: milliseconds(0, true).default(600_000),
+    coalesceMs: milliseconds(0).default(100),
+    maxCoalesceMs: milliseconds(0).default(5_000),
+    maxRetryDelayMs: milliseconds(0, true).default(30_000),
     maxOutageMs: z
-      .number({ error: "a number of milliseconds ≥ 0, or Infinity" })
-      .min(0, { error: "a number of milliseconds ≥ 0, or Infinity" })
+      .number({ error: `a number of milliseconds from 0 to ${MAX_DURATION_MS}, or Infinity` })
+      .refine((value) => value >= 0 && (value <= MAX_DURATION_MS || value === Number.POSITIVE_INFINITY), {
+        error: `a number of milliseconds from 0 to ${MAX_DURATION_MS}, or Infinity`,
+      })
       .default(Number.POSITIVE_INFINITY),
-    maxBindDelayMs: milliseconds("a finite number of milliseconds ≥ 1000").min(1_000).default(300_000),
+    maxBindDelayMs: milliseconds(1_000).default(300_000),
+    outageSummaryMs: milliseconds(0, true).default(60_000),
     signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   })
   .strict();
@@ -314,6 +325,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       maxRetryDelayMs: parsed.maxRetryDelayMs,
       maxOutageMs: parsed.maxOutageMs,
       maxBindDelayMs: parsed.maxBindDelayMs,
+      outageSummaryMs: parsed.outageSummaryMs,
       signal: parsed.signal,
       bind: (handlers) => NoticeSubscription.open(this.#amqpUrl, this.noticeExchange, handlers, this.logger),
       onWake: (event) => this.emit("wake", event),
