@@ -26,7 +26,7 @@ async function startCatalog(): Promise<{ fake: FakeErmrest; notices: boolean }> 
   }
 }
 
-/** One agent: claim one of up to 15 candidates (spread), work, mark complete; repeat while there was work. */
+/** One agent: claim up to 5 of up to 15 candidates (spread), work, mark each complete; repeat while there was work. */
 function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Map<string, number[]>) {
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
