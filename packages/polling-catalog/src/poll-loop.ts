@@ -248,6 +248,8 @@ export class PollLoop {
     const { signal, logger, lookForWork } = this.#s;
     this.#s.onWake(wake);
     if (wake.reason === "notice") logger.info({ notices: wake.notices }, wakeLines.notice);
+    // An outage's retries are summarised by #fail, not logged one by one.
+    else if (wake.reason === "retry") logger.debug(wakeLines.retry);
     else logger.info(wakeLines[wake.reason]);
     for (;;) {
       let more: unknown;

@@ -103,6 +103,8 @@ describe("blockingPoll through a catalog outage", () => {
     expect(summaries).toBeLessThan(failures - 2);
     expect(warnings.length, JSON.stringify(warnings)).toBe(2 + summaries);
     expect(recorder.messages("info").filter((m) => m === "The catalog is back.")).toHaveLength(2);
+    expect(recorder.messages("info")).not.toContain("Retrying the drain after a catalog outage.");
+    expect(recorder.messages("debug")).toContain("Retrying the drain after a catalog outage.");
     // Durations in logs are whole milliseconds.
     for (const record of recorder.records)
       for (const [name, value] of Object.entries(record.fields))

@@ -287,11 +287,11 @@ class RunningFake implements FakeErmrest {
   }
 
   restart(downMs: number): Promise<void> {
-    if (typeof downMs !== "number" || !Number.isFinite(downMs) || downMs < 0)
+    if (typeof downMs !== "number" || !(downMs >= 0 && downMs <= MAX_DURATION_MS))
       return Promise.reject(
         new PollingCatalogError(
           ErrorCode.INVALID_OPTION,
-          `invalid option downMs: ${String(downMs)} (expected a finite number of milliseconds ≥ 0)`,
+          `invalid option downMs: ${String(downMs)} (expected ${durationError})`,
         ),
       );
     if (this.#closing) return Promise.resolve();
