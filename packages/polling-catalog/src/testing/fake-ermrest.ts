@@ -114,10 +114,15 @@ export interface FakeErmrest extends AsyncDisposable {
 
 /** What {@link FakeErmrest.toJSON} shows. */
 export interface FakeErmrestDescription {
+  /** The catalog base URL. */
   url: string;
+  /** The catalog version. */
   version: number;
+  /** How many requests were answered. */
   requests: number;
+  /** See {@link FakeErmrestOptions.writeDurationMs}. */
   writeDurationMs: number;
+  /** See {@link FakeErmrestOptions.transactionAbortRate}. */
   transactionAbortRate: number;
 }
 
