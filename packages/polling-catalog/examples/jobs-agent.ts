@@ -8,7 +8,7 @@
  */
 import { createConsoleLogger, sleep } from "@x/core";
 import { onShutdownSignals } from "@x/core/internal";
-import { PollingErmrestCatalog, type Row } from "@x/polling-catalog";
+import { ErmrestCatalog, PollingErmrestCatalog, type Row } from "@x/polling-catalog";
 import { type FakeErmrest, startFakeErmrest } from "@x/polling-catalog/testing";
 import amqp from "amqplib";
 
@@ -26,7 +26,7 @@ async function startCatalog(): Promise<{ fake: FakeErmrest; notices: boolean }> 
   }
 }
 
-/** One agent: claim one of up to 15 candidates (spread), work, mark complete; repeat while there was work. */
+/** One agent: claim up to 5 of up to 15 candidates (spread), work, mark each complete; repeat while there was work. */
 function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Map<string, number[]>) {
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
@@ -63,14 +63,12 @@ const { fake, notices } = await startCatalog();
 const controller = new AbortController();
 const stopSignals = onShutdownSignals(() => controller.abort());
 const jobCount = 30;
+// A writer beside the agents: its POST is sent again when ERMrest rolls it back (503 Transaction aborted.).
+const writer = new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: fake.catalogId });
 const insert = (from: number, to: number) =>
-  fetch(`${fake.url}/entity/S:Job`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(
-      Array.from({ length: to - from }, (_, i) => ({ id: from + i, state: "queued", input: from + i })),
-    ),
-  }).then((response) => response.text());
+  writer.post("/entity/S:Job", {
+    json: Array.from({ length: to - from }, (_, i) => ({ id: from + i, state: "queued", input: from + i })),
+  });
 
 console.log(
   `Fake ERMrest at ${fake.url}; ${notices ? "change notices on RabbitMQ" : "no broker: polling only"}.`,

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, parseOptions } from "@x/core/internal";
+import { loggerOption, MAX_DURATION_MS, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
 import { redactedMark } from "./redact.js";
@@ -46,6 +46,14 @@ export interface ErmrestCatalogOptions {
    * `ERR_X_POLLING_CATALOG_BAD_RESPONSE`. Default `30_000`.
    */
   bodyIdleTimeoutMs?: number;
+  /**
+   * How long a request that ERMrest rolled back (`503 Transaction aborted.`: nothing was written) keeps being
+   * sent again, in milliseconds (0 to 2 147 483 647): after full-jitter waits below 100 ms, 200 ms … up to
+   * 3.2 s. Concurrent writes to one table conflict on ERMrest whatever rows they touch, so under contention
+   * a write may need many tries. Every method is retried, POST included, because a rolled-back request changed
+   * nothing. `0` sends each request once. Default `300_000` (5 minutes).
+   */
+  maxTransactionRetryMs?: number;
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
@@ -60,9 +68,15 @@ const bytes = z
   .min(0, { error: "an integer number of bytes ≥ 0" })
   .max(Number.MAX_SAFE_INTEGER, { error: "an integer number of bytes ≥ 0" });
 
+const positiveMsError = `a number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}`;
 const positiveMs = z
-  .number({ error: "a finite number of milliseconds > 0" })
-  .refine((value) => Number.isFinite(value) && value > 0, { error: "a finite number of milliseconds > 0" });
+  .number({ error: positiveMsError })
+  .refine((value) => value > 0 && value <= MAX_DURATION_MS, { error: positiveMsError });
+const durationMsError = `a number of milliseconds from 0 to ${MAX_DURATION_MS}`;
+const durationMs = z
+  .number({ error: durationMsError })
+  .min(0, { error: durationMsError })
+  .max(MAX_DURATION_MS, { error: durationMsError });
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
 
@@ -85,6 +99,7 @@ const catalogOptionsSchema = z
     maxResponseBytes: bytes.default(defaultMaxBytes),
     maxCacheBytes: bytes.default(defaultMaxBytes),
     bodyIdleTimeoutMs: positiveMs.default(30_000),
+    maxTransactionRetryMs: durationMs.default(300_000),
     logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

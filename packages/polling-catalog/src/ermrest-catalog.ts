@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { basename } from "node:path";
 import { type InspectOptions, inspect } from "node:util";
-import { type Logger, sleep, XError } from "@x/core";
+import { Backoff, type Logger, sleep, XError } from "@x/core";
 import { brokenHttpError } from "./broken-http.js";
 import {
   type ErmrestCatalogOptions,
@@ -15,7 +15,14 @@ import { Lru } from "./lru.js";
 import { type BoundedBody, readBoundedBody } from "./read-body.js";
 import { inspectAs, maskSecrets, redactedMark, secretsOf } from "./redact.js";
 import { CatalogResponse } from "./response.js";
-import { isRetryableStatus, isTransactionAborted, maxTries, retryDelayMs } from "./retry.js";
+import {
+  isRetryableStatus,
+  isTransactionAborted,
+  maxRolledBackDelayMs,
+  maxTries,
+  retryAfterMs,
+  retryDelayMs,
+} from "./retry.js";
 
 /** Request headers: a record, a `Headers`, or name-value pairs. */
 export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
@@ -275,29 +282,48 @@ export class ErmrestCatalog<
     mergeHeaders(headers, new Headers(spec.headers));
     // POST is not idempotent: only a rolled-back transaction (nothing written) is sent again.
     const idempotent = spec.method !== "POST";
+    // A rolled-back transaction is sent again until maxTransactionRetryMs; other failures get maxTries tries.
+    const rolledBack = new Backoff({
+      initialMs: 100,
+      factor: 2,
+      maxMs: maxRolledBackDelayMs,
+      jitter: "full",
+    });
+    const rolledBackUntil = performance.now() + this.options.maxTransactionRetryMs;
+    let failures = 0;
     for (let attempt = 1; ; attempt++) {
-      const last = attempt >= maxTries;
       let sent: Sent;
       try {
         sent = await this.#attempt(url, init, spec.signal);
       } catch (error) {
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
-        if (last || !idempotent || spec.signal?.aborted || XError.is(error)) throw error;
-        const waitMs = retryDelayMs(attempt - 1, null);
-        this.logger.warn(
-          { method: spec.method, url, attempt, waitMs, error: describeError(error) },
+        if (++failures >= maxTries || !idempotent || spec.signal?.aborted || XError.is(error)) throw error;
+        const waitMs = retryDelayMs(failures - 1, null);
+        this.logger.debug(
+          { method: spec.method, url, attempt, waitMs: Math.round(waitMs), error: describeError(error) },
           "Retrying after a network error.",
         );
         await sleep(waitMs, { signal: spec.signal });
         continue;
       }
       const { response } = sent;
-      const aborted = isTransactionAborted(response);
-      if (!last && (aborted || (idempotent && isRetryableStatus(response.status)))) {
-        const waitMs = retryDelayMs(attempt - 1, response.headers.get("retry-after"));
-        this.logger.warn(
-          { method: spec.method, url, attempt, status: response.status, waitMs },
-          aborted ? "Retrying after a rolled-back transaction." : "Retrying after a server error.",
+      const retryAfter = response.headers.get("retry-after");
+      if (isTransactionAborted(response)) {
+        const leftMs = rolledBackUntil - performance.now();
+        if (leftMs > 0) {
+          const waitMs = Math.min(leftMs, retryAfterMs(retryAfter) ?? rolledBack.next());
+          this.logger.debug(
+            { method: spec.method, url, attempt, waitMs: Math.round(waitMs) },
+            "Retrying after a rolled-back transaction.",
+          );
+          await sleep(waitMs, { signal: spec.signal });
+          continue;
+        }
+      } else if (idempotent && isRetryableStatus(response.status) && ++failures < maxTries) {
+        const waitMs = retryDelayMs(failures - 1, retryAfter);
+        this.logger.debug(
+          { method: spec.method, url, attempt, status: response.status, waitMs: Math.round(waitMs) },
+          "Retrying after a server error.",
         );
         await sleep(waitMs, { signal: spec.signal });
         continue;

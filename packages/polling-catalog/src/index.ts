@@ -28,6 +28,7 @@ export type {
   WakeEvent,
   WakeReason,
 } from "./events.js";
+export { type LeaseClaim, type LeaseClaimOptions, leaseClaim } from "./lease.js";
 export {
   type BlockingPollOptions,
   PollingErmrestCatalog,

@@ -35,6 +35,7 @@ describe("catalog options", () => {
       maxResponseBytes?: number;
       maxCacheBytes?: number;
       bodyIdleTimeoutMs?: number;
+      maxTransactionRetryMs?: number;
       logger?: Logger;
       fetch?: FetchFunction;
     }>();
@@ -116,10 +117,17 @@ describe("blockingPoll() options", () => {
       | "maxRetryDelayMs"
       | "maxOutageMs"
       | "maxBindDelayMs"
+      | "outageSummaryMs"
       | "signal"
     >();
     expectTypeOf<MsKeys<BlockingPollOptions>>().toEqualTypeOf<
-      "pollingMs" | "coalesceMs" | "maxCoalesceMs" | "maxRetryDelayMs" | "maxOutageMs" | "maxBindDelayMs"
+      | "pollingMs"
+      | "coalesceMs"
+      | "maxCoalesceMs"
+      | "maxRetryDelayMs"
+      | "maxOutageMs"
+      | "maxBindDelayMs"
+      | "outageSummaryMs"
     >();
     expectTypeOf<Required<BlockingPollOptions>[MsKeys<BlockingPollOptions>]>().toEqualTypeOf<number>();
   });

@@ -15,6 +15,7 @@ export interface PollLoopSettings {
   maxRetryDelayMs: number;
   maxOutageMs: number;
   maxBindDelayMs: number;
+  outageSummaryMs: number;
   signal: AbortSignal | undefined;
   bind: (handlers: NoticeHandlers) => Promise<NoticeSubscription>;
   onWake: (event: WakeEvent) => void;
@@ -41,6 +42,8 @@ interface Outage {
   since: number;
   failures: number;
   retryAt: number;
+  /** When the next "still unavailable" summary is due. */
+  summaryAt: number;
 }
 
 /**
@@ -132,7 +135,7 @@ export class PollLoop {
           this.#bindFailures++;
           const retryInMs = this.#scheduleBind();
           this.#s.logger.warn(
-            { error: toError(error).message, retryInMs },
+            { error: toError(error).message, retryInMs: Math.round(retryInMs) },
             "AMQP bind failed; polling meanwhile.",
           );
           this.#s.onAmqp({ state: "down", error: toError(error), retryInMs });
@@ -186,7 +189,7 @@ export class PollLoop {
     this.#bindFailures = 1;
     const retryInMs = this.#scheduleBind();
     this.#s.logger.warn(
-      { error: error.message, retryInMs },
+      { error: error.message, retryInMs: Math.round(retryInMs) },
       "Using basic polling due to AMQP communication problems.",
     );
     this.#s.onAmqp({ state: "down", error, retryInMs });
@@ -245,6 +248,8 @@ export class PollLoop {
     const { signal, logger, lookForWork } = this.#s;
     this.#s.onWake(wake);
     if (wake.reason === "notice") logger.info({ notices: wake.notices }, wakeLines.notice);
+    // An outage's retries are summarised by #fail, not logged one by one.
+    else if (wake.reason === "retry") logger.debug(wakeLines.retry);
     else logger.info(wakeLines[wake.reason]);
     for (;;) {
       let more: unknown;
@@ -271,14 +276,24 @@ export class PollLoop {
     }
   }
 
-  /** A drain failed because the catalog is unavailable: starts or extends the outage, or gives up. */
+  /**
+   * A drain failed because the catalog is unavailable: starts or extends the outage, or gives up. Logs one
+   * warning when the outage starts and a summary every `outageSummaryMs` while it lasts; each retry at debug.
+   */
   #fail(error: Error): void {
+    const { logger, outageSummaryMs } = this.#s;
     const now = performance.now();
-    const outage = this.#outage ?? { since: now, failures: 0, retryAt: now };
+    const outage = this.#outage ?? {
+      since: now,
+      failures: 0,
+      retryAt: now,
+      summaryAt: now + outageSummaryMs,
+    };
     outage.failures++;
+    const outageMs = Math.round(now - outage.since);
     if (now - outage.since >= this.#s.maxOutageMs) {
-      this.#s.logger.error(
-        { error: error.message, outageMs: Math.round(now - outage.since) },
+      logger.error(
+        { error: error.message, outageMs },
         "The catalog outage lasted longer than maxOutageMs; giving up.",
       );
       throw error;
@@ -291,14 +306,15 @@ export class PollLoop {
       jitter: "full",
     });
     outage.retryAt = now + retryInMs;
-    this.#s.logger.warn(
-      { error: error.message, failures: outage.failures, retryInMs: Math.round(retryInMs) },
-      "The catalog is unavailable; retrying the drain.",
-    );
+    const fields = { error: error.message, failures: outage.failures, retryInMs: Math.round(retryInMs) };
     if (!this.#outage) {
+      logger.warn(fields, "The catalog is unavailable; retrying the drain until it is back.");
       this.#outage = outage;
       this.#s.onOutage({ error, retryInMs });
-    }
+    } else if (now >= outage.summaryAt) {
+      outage.summaryAt = now + outageSummaryMs;
+      logger.warn({ ...fields, outageMs }, "The catalog is still unavailable.");
+    } else logger.debug(fields, "The catalog is still unavailable; retrying the drain.");
   }
 
   /** A call succeeded: ends the outage, if any. */

@@ -1,8 +1,13 @@
 import { backoffDelay } from "@x/core";
 import type { CatalogResponse } from "./response.js";
 
-/** Tries in all for GET, PUT and DELETE, and for a POST answered `503 Transaction aborted.`. */
+/** Tries in all for GET, PUT and DELETE on a network error, 502, 503 or 504 (other than a rolled-back transaction). */
 export const maxTries = 5;
+/**
+ * The ceiling of the full-jitter waits between the tries of a request ERMrest rolled back (`503 Transaction
+ * aborted.`), in ms: they start below 100 ms and double up to this.
+ */
+export const maxRolledBackDelayMs = 3_200;
 /** The longest wait a `Retry-After` header can impose, in ms. */
 const maxRetryAfterMs = 60_000;
 const retryStatuses = new Set([502, 503, 504]);
@@ -37,15 +42,27 @@ export function retryDelayMs(
   now = Date.now(),
   random: () => number = Math.random,
 ): number {
-  const fromHeader = parseRetryAfter(retryAfter, now);
-  if (fromHeader !== undefined) return Math.min(maxRetryAfterMs, fromHeader);
-  return backoffDelay(retry, { initialMs: 100, factor: 2, maxMs: 800, jitter: "full", random });
+  return (
+    retryAfterMs(retryAfter, now) ??
+    backoffDelay(retry, { initialMs: 100, factor: 2, maxMs: 800, jitter: "full", random })
+  );
 }
 
-function parseRetryAfter(value: string | null, now: number): number | undefined {
+/**
+ * The wait a `Retry-After` header asks for (seconds or an HTTP date), capped at 60 s; `undefined` when there is
+ * none or it does not parse.
+ *
+ * @param value - the header, if any
+ * @param now - the current time in ms since the epoch
+ */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  let waitMs: number | undefined;
+  if (/^\d+$/.test(text)) waitMs = Number(text) * 1000;
+  else {
+    const date = Date.parse(text);
+    waitMs = Number.isNaN(date) ? undefined : Math.max(0, date - now);
+  }
+  return waitMs === undefined ? undefined : Math.min(maxRetryAfterMs, waitMs);
 }

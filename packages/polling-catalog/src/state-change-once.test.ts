@@ -153,7 +153,7 @@ describe("stateChangeOnce", () => {
       row.id === 1 ? claim(row) : { RID: "no-such-rid", state: "claimed" },
     );
     expect(batch).toHaveLength(2);
-    expect(recorder.messages("info")).toContain("Updated 1 rows in catalog.");
+    expect(recorder.messages("info")).toContain("Updated 1 row in catalog.");
   });
 
   it("emits claimed after the PUT", async () => {
@@ -178,7 +178,43 @@ describe("stateChangeOnce with spread", () => {
   const conditional = "/attributegroup/S:Job/RID,expected:=state;state";
   const claimIfNew = (row: Row) => ({ RID: row.RID, expected: "new", state: "claimed" });
 
-  it("claims one candidate with one unguarded conditional PUT, in a random order of its own", async () => {
+  it("claims claimRows random candidates (default 5) with one unguarded conditional PUT", async () => {
+    const { fake, catalog, puts } = await setup(12);
+    const { batch } = await catalog.stateChangeOnce(
+      "/entity/S:Job/state=new",
+      conditional,
+      claimIfNew,
+      null,
+      {
+        spread: true,
+      },
+    );
+    expect(batch).toHaveLength(5);
+    expect(puts()).toBe(1);
+    const claimed = fake.rows("S:Job").filter((row) => row.state === "claimed");
+    expect(claimed.map((row) => row.id).sort()).toEqual(batch.map(([row]) => row.id).sort());
+    // Only the rows the server applied are the batch: a rival takes 6 of the 7 left between our GET and PUT.
+    const left = fake.rows("S:Job").filter((row) => row.state === "new");
+    const partial = await catalog.stateChangeOnce(
+      "/entity/S:Job/state=new",
+      conditional,
+      async (row) => {
+        if (row.id === left[0]?.id)
+          await catalog.put(conditional, {
+            json: left.slice(1).map((taken) => ({ RID: taken.RID, expected: "new", state: "rival" })),
+          });
+        return claimIfNew(row);
+      },
+      null,
+      { spread: true, claimRows: 7 },
+    );
+    expect(partial.batch.map(([row]) => row.id)).toEqual([left[0]?.id]);
+    await expect(
+      catalog.stateChangeOnce("/entity/S:Job", conditional, claimIfNew, null, { spread: true, claimRows: 0 }),
+    ).rejects.toThrow(/invalid option claimRows: 0/);
+  });
+
+  it("claims one candidate with claimRows 1, in a random order of its own", async () => {
     const { fake, catalog, puts } = await setup(10);
     const first = new Set<unknown>();
     for (let i = 0; i < 6; i++) {
@@ -187,9 +223,7 @@ describe("stateChangeOnce with spread", () => {
         conditional,
         claimIfNew,
         null,
-        {
-          spread: true,
-        },
+        { spread: true, claimRows: 1 },
       );
       expect(batch).toHaveLength(1);
       expect(idleEtag).toBeNull();
@@ -205,7 +239,7 @@ describe("stateChangeOnce with spread", () => {
     expect(fake.rows("S:Job").filter((row) => row.state === "claimed")).toHaveLength(6);
   });
 
-  it("skips a candidate another agent took after the GET and claims the next, with no ConcurrentUpdate", async () => {
+  it("reads again when every candidate it tried was taken after the GET, with no ConcurrentUpdate", async () => {
     const { fake, catalog } = await setup(2);
     const rival = new PollingErmrestCatalog({
       scheme: "http",
@@ -223,7 +257,7 @@ describe("stateChangeOnce with spread", () => {
         return claimIfNew(row);
       },
       null,
-      { spread: true },
+      { spread: true, claimRows: 1 },
     );
     expect(batch.map(([candidate]) => candidate.id)).toEqual([2]);
     expect(fake.rows("S:Job").map((row) => [row.id, row.state])).toEqual([
@@ -232,15 +266,18 @@ describe("stateChangeOnce with spread", () => {
     ]);
   });
 
-  it("answers idle when there is nothing, and gives up after 3 rounds when nothing it tries matches", async () => {
+  it("answers idle when there is nothing, and gives up after 2 rounds when nothing it tries matches", async () => {
     const { fake, catalog, recorder } = await setup(2);
     const never = (row: Row) => ({ RID: row.RID, expected: "no such state", state: "claimed" });
     const lost = await catalog.stateChangeOnce("/entity/S:Job/state=new", conditional, never, null, {
       spread: true,
     });
     expect(lost).toEqual({ idleEtag: null, batch: [] });
-    expect(fake.requests.filter((r) => r.method === "GET")).toHaveLength(3);
-    expect(recorder.messages("warn")).toHaveLength(1);
+    expect(fake.requests.filter((r) => r.method === "GET")).toHaveLength(2);
+    expect(fake.requests.filter((r) => r.method === "PUT")).toHaveLength(2); // one write per read
+    expect(recorder.messages("info")).toContain(
+      "Every candidate tried was taken by another agent (or the update path matches none of them).",
+    );
     const idle = await catalog.stateChangeOnce("/entity/S:Job/state=gone", conditional, claimIfNew, null, {
       spread: true,
     });

@@ -15,7 +15,7 @@ declare const fake: FakeErmrest;
 describe("startFakeErmrest() options", () => {
   it("needs tables; the rest is optional", () => {
     expectTypeOf<keyof FakeErmrestOptions>().toEqualTypeOf<
-      "tables" | "amqpUrl" | "noticeExchange" | "port" | "transactionAbortRate"
+      "tables" | "amqpUrl" | "noticeExchange" | "port" | "writeDurationMs" | "transactionAbortRate"
     >();
     expectTypeOf<FakeErmrestOptions["tables"]>().toEqualTypeOf<Record<string, FakeTableOptions>>();
     expectTypeOf(startFakeErmrest).toBeCallableWith({ tables: { "S:Job": { key: ["id"] } } });

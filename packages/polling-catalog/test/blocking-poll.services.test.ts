@@ -67,6 +67,12 @@ describe("blockingPoll options", () => {
     ["coalesceMs", { coalesceMs: -100 }],
     ["coalesceMs", { coalesceMs: Number.NaN }],
     ["maxCoalesceMs", { maxCoalesceMs: Number.NaN }],
+    // Beyond the longest timer (2^31 - 1 ms, about 24.8 days), which Node would fire at once.
+    ["pollingMs", { pollingMs: 2 ** 31 }],
+    ["coalesceMs", { coalesceMs: 2 ** 40 }],
+    ["maxRetryDelayMs", { maxRetryDelayMs: 2 ** 31 }],
+    ["maxBindDelayMs", { maxBindDelayMs: 2 ** 31 }],
+    ["maxOutageMs", { maxOutageMs: 2 ** 31 }],
     ["signal", { signal: "abort" }],
   ])("rejects a bad %s before calling or connecting", async (option, options) => {
     let called = false;

@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import type { Logger } from "@x/core";
 import type { OutageEvent, RecoveredEvent, WakeEvent } from "../src/index.js";
 import { ErmrestCatalog, PollingErmrestCatalog } from "../src/index.js";
 import type { FakeErmrest } from "../src/testing/index.js";
@@ -17,6 +18,14 @@ export interface ClaimAgentsOptions {
   limit?: number;
   maxRetryDelayMs?: number;
   maxOutageMs?: number;
+  /** The logger of every agent. Default silent. */
+  logger?: Logger;
+  /** `blockingPoll`'s `outageSummaryMs`. Default its own. */
+  outageSummaryMs?: number;
+  /** Rows one claim takes (`claimRows`). Default 1. */
+  claimRows?: number;
+  /** Mark each claimed row `complete` with its own PUT, as the README's agent does. Default false. */
+  complete?: boolean;
 }
 
 /**
@@ -37,6 +46,7 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
       server: fake.server,
       catalogId: fake.catalogId,
       amqpServer: options.amqpServer,
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
     catalog.on("claimed", ({ batch }) => {
       for (const [candidate] of batch) {
@@ -54,9 +64,14 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
         claimUpdate,
         (row) => ({ RID: row.RID, expected: "queued", state: "claimed", owner: `agent-${agent}` }),
         idleEtag,
-        { spread: true },
+        { spread: true, claimRows: options.claimRows ?? 1 },
       );
       idleEtag = result.idleEtag;
+      if (options.complete)
+        for (const [job] of result.batch)
+          await catalog.put("/attributegroup/S:Job/RID;state", {
+            json: [{ RID: job.RID, state: "complete" }],
+          });
       return result.batch.length > 0;
     };
     return catalog
@@ -65,6 +80,7 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
         coalesceMs: 20,
         ...(options.maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs: options.maxRetryDelayMs }),
         ...(options.maxOutageMs === undefined ? {} : { maxOutageMs: options.maxOutageMs }),
+        ...(options.outageSummaryMs === undefined ? {} : { outageSummaryMs: options.outageSummaryMs }),
         signal: controller.signal,
       })
       .then(

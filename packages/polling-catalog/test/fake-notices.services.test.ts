@@ -45,7 +45,44 @@ async function listen(exchange: string) {
   };
 }
 
+/** Whether the broker has `exchange`, checked on a channel of its own. */
+async function exchangeExists(exchange: string): Promise<boolean> {
+  const channel = await connection.createChannel();
+  channel.on("error", () => {});
+  try {
+    await channel.checkExchange(exchange);
+    await channel.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe("fake ERMrest change notices", () => {
+  it("deletes on close the exchange it declared, and leaves one that existed before", async () => {
+    const mine = uniqueName("fake-own");
+    const fake = await startFakeErmrest({
+      tables: { "S:T": { key: ["id"] } },
+      amqpUrl: AMQP_URL,
+      noticeExchange: mine,
+    });
+    expect(await exchangeExists(mine)).toBe(true);
+    await fake.restart(0); // a lost broker connection: close reconnects to clean up
+    await fake.close();
+    expect(await exchangeExists(mine)).toBe(false);
+
+    const shared = uniqueName("fake-shared");
+    const listener = await listen(shared);
+    const guest = await startFakeErmrest({
+      tables: { "S:T": { key: ["id"] } },
+      amqpUrl: AMQP_URL,
+      noticeExchange: shared,
+    });
+    await guest.close();
+    expect(await exchangeExists(shared)).toBe(true);
+    await listener.close();
+  });
+
   it("publishes one 'change' per successful write, none for GETs and failures", async () => {
     const exchange = uniqueName("fake-notices");
     const listener = await listen(exchange);

@@ -1,4 +1,5 @@
 import { XError } from "@x/core";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type HTTPError, PollingErmrestCatalog } from "../src/index.js";
@@ -75,6 +76,39 @@ describe("blockingPoll through a catalog outage", () => {
     );
     expect(Math.min(...gaps)).toBeLessThan(pollingMs);
     expect(run.ended).toEqual([]);
+  }, 30_000);
+
+  it("logs an outage quietly: one warning when it starts, a summary every outageSummaryMs, one line at its end", async () => {
+    const fake = await jobsFake();
+    const recorder = recordingLogger();
+    const run = await agents(fake, {
+      agents: 2,
+      pollingMs: 500,
+      maxRetryDelayMs: 200,
+      outageSummaryMs: 1_500,
+      logger: recorder.logger,
+    });
+    await waitFor(() => run.wakes.length === 2, 10_000, "the start drains");
+    await fake.restart(8_000);
+    await waitFor(() => run.recoveries.length === 2, 10_000, "the recoveries");
+    const failures = run.recoveries.reduce((sum, recovery) => sum + recovery.failures, 0);
+    expect(failures).toBeGreaterThanOrEqual(4); // retried, quietly
+    const warnings = recorder.messages("warn").filter((m) => !m.startsWith("AMQP bind failed")); // no broker
+    const started = warnings.filter(
+      (m) => m === "The catalog is unavailable; retrying the drain until it is back.",
+    );
+    expect(started).toHaveLength(2);
+    const summaries = warnings.filter((m) => m === "The catalog is still unavailable.").length;
+    expect(summaries).toBeGreaterThanOrEqual(1);
+    expect(summaries).toBeLessThan(failures - 2);
+    expect(warnings.length, JSON.stringify(warnings)).toBe(2 + summaries);
+    expect(recorder.messages("info").filter((m) => m === "The catalog is back.")).toHaveLength(2);
+    expect(recorder.messages("info")).not.toContain("Retrying the drain after a catalog outage.");
+    expect(recorder.messages("debug")).toContain("Retrying the drain after a catalog outage.");
+    // Durations in logs are whole milliseconds.
+    for (const record of recorder.records)
+      for (const [name, value] of Object.entries(record.fields))
+        if (name.endsWith("Ms")) expect(Number.isInteger(value)).toBe(true);
   }, 30_000);
 
   it("rejects once the outage lasted maxOutageMs, with the drain's error", async () => {

@@ -168,6 +168,12 @@ describe("no credential is printed", () => {
     );
     expect(fake.requests[0]?.headers.authorization).toBe(`Bearer ${secrets.bearerToken}`);
     expectNoSecret(fake);
-    expect(fake.toJSON()).toEqual({ url: fake.url, version: 1, requests: 1, transactionAbortRate: 0 });
+    expect(fake.toJSON()).toEqual({
+      url: fake.url,
+      version: 1,
+      requests: 1,
+      writeDurationMs: 20,
+      transactionAbortRate: 0,
+    });
   });
 });

@@ -89,6 +89,19 @@ export class FakeCatalog {
     return [...table.rows()].map((row) => table.full(row));
   }
 
+  /**
+   * The `"schema:table"` a write request would change, or `undefined` for a read or a request that fails
+   * before reaching a table (its answer says why): the unit of ERMrest's write serialization.
+   */
+  writeTable(request: Pick<FakeRequest, "method" | "url">): string | undefined {
+    if (!["PUT", "POST", "DELETE"].includes(request.method)) return undefined;
+    try {
+      return this.#resolveTable(parseRequestPath(request.url).table).qualifiedName;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Handles one request completely and synchronously, so each request sees and leaves a consistent catalog. */
   handle(request: FakeRequest): FakeReply {
     try {

@@ -278,6 +278,71 @@ describe("request bodies", () => {
   });
 });
 
+describe("write serialization (writeDurationMs)", () => {
+  const twoTables = (): FakeErmrestOptions["tables"] => ({
+    ...jobs(),
+    "S:Other": { key: ["id"], rows: [{ id: 1, state: "new" }] },
+  });
+
+  it("of two overlapping writes to one table, whatever rows they touch, one commits and one is aborted", async () => {
+    const { fake, call } = await start(jobs());
+    fake.writeDurationMs = 200;
+    const replies = await Promise.all([
+      call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: "a" }]),
+      call("PUT", "/attributegroup/S:Job/id;state", [{ id: 2, state: "b" }]),
+    ]);
+    expect(replies.map((reply) => reply.status).sort()).toEqual([200, 503]);
+    expect(replies.find((reply) => reply.status === 503)?.text).toBe("Transaction aborted.\n");
+    expect(fake.version).toBe(2);
+    expect(fake.rows("S:Job").filter((row) => row.state !== "new")).toHaveLength(1);
+  });
+
+  it("a PUT that matches nothing is still a committed write: it conflicts and bumps the version", async () => {
+    const { fake, call } = await start(jobs());
+    fake.writeDurationMs = 200;
+    const [empty, real] = await Promise.all([
+      call("PUT", "/attributegroup/S:Job/id,expected:=state;state", [
+        { id: 1, expected: "gone", state: "x" },
+      ]),
+      call("PUT", "/attributegroup/S:Job/id;state", [{ id: 2, state: "b" }]),
+    ]);
+    expect([empty?.status, real?.status].sort()).toEqual([200, 503]);
+    if (empty?.status === 200) expect(empty.json()).toEqual([]);
+    expect(fake.version).toBe(2);
+  });
+
+  it("writes to different tables, and sequential writes, never conflict; reads never wait", async () => {
+    const { fake, call } = await start(twoTables());
+    fake.writeDurationMs = 200;
+    const replies = await Promise.all([
+      call("PUT", "/attributegroup/S:Job/id;state", [{ id: 1, state: "a" }]),
+      call("PUT", "/attributegroup/S:Other/id;state", [{ id: 1, state: "b" }]),
+    ]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200]);
+    expect((await call("POST", "/entity/S:Job", [{ id: 9 }])).status).toBe(200);
+    expect((await call("DELETE", "/entity/S:Job/id=9")).status).toBe(204);
+    const started = performance.now();
+    expect((await call("GET", "/entity/S:Job")).status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(100);
+    expect(fake.version).toBe(5);
+  });
+
+  it("takes the duration as an option (default 20 ms), settable, validated up to the longest timer", async () => {
+    await using fake = await startFakeErmrest({ tables: jobs(), writeDurationMs: 0 });
+    expect(fake.writeDurationMs).toBe(0);
+    fake.writeDurationMs = 25;
+    expect(fake.toJSON().writeDurationMs).toBe(25);
+    expect(() => {
+      fake.writeDurationMs = -1;
+    }).toThrow(/invalid option writeDurationMs/);
+    await expect(startFakeErmrest({ tables: jobs(), writeDurationMs: 2 ** 31 })).rejects.toThrow(
+      /invalid option writeDurationMs/,
+    );
+    await using defaults = await startFakeErmrest({ tables: jobs() });
+    expect(defaults.writeDurationMs).toBe(20);
+  });
+});
+
 describe("transactionAbortRate", () => {
   it("answers that share of writes 503 Transaction aborted. with nothing changed, and never a GET", async () => {
     const { fake, call } = await start(jobs());

@@ -95,6 +95,7 @@ describe("restart", () => {
   it("rejects a bad downMs and does nothing after close", async () => {
     const { fake } = await start(jobs());
     await expect(fake.restart(-1)).rejects.toThrow(/invalid option downMs/);
+    await expect(fake.restart(2 ** 31)).rejects.toThrow(/invalid option downMs: 2147483648/);
     await fake.close();
     await fake.restart(10);
     await expect(fetch(`${fake.url}/entity/S:Job`)).rejects.toThrow();

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type InspectOptions, inspect } from "node:util";
 import { sleep } from "@x/core";
-import { parseOptions } from "@x/core/internal";
+import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { ErrorCode, PollingCatalogError } from "../errors.js";
 import { inspectAs } from "../redact.js";
@@ -10,6 +10,7 @@ import { columnTypes } from "./column-types.js";
 import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
 import type { Row } from "./fake-table.js";
 import { NoticePublisher } from "./notice-publisher.js";
+import { TableCommits } from "./table-commits.js";
 
 /** A column type of the fake: governs filter parsing and `@sort` order only. */
 export type FakeColumnType = (typeof columnTypes)[number];
@@ -37,9 +38,17 @@ export interface FakeErmrestOptions {
   /** The TCP port on 127.0.0.1. Default 0: any free port. */
   port?: number;
   /**
+   * How long each write (PUT, POST, DELETE) holds its table's transaction open, in milliseconds: each write
+   * draws a time from half to 1.5 times this. Two writes to the same table whose transactions overlap conflict
+   * as on ERMrest: the first to commit wins, the other is answered `503` `Transaction aborted.` with nothing
+   * changed. Reads never wait and never conflict. `0` applies every write at once, so writes never conflict.
+   * Finite, ≥ 0. Default `20`, calibrated on a real ERMrest (see the README).
+   */
+  writeDurationMs?: number;
+  /**
    * The share of writes (PUT, POST, DELETE) answered `503` with the text `Transaction aborted.` and nothing
-   * changed (no version bump, no notice), as ERMrest answers a serialization failure under load. A number from
-   * 0 to 1. Default 0.
+   * changed (no version bump, no notice), besides the conflicts of `writeDurationMs`, whatever the
+   * concurrency. A number from 0 to 1. Default 0.
    */
   transactionAbortRate?: number;
 }
@@ -86,6 +95,8 @@ export interface FakeErmrest extends AsyncDisposable {
    * {@link FakeErmrestOptions.transactionAbortRate}. Settable at any time (0 to 1).
    */
   transactionAbortRate: number;
+  /** See {@link FakeErmrestOptions.writeDurationMs}. Settable at any time (finite, ≥ 0). */
+  writeDurationMs: number;
   /**
    * Restarts the server as a deploy would: closes every connection (HTTP and AMQP), refuses connections for
    * `downMs` milliseconds, then listens again on the same port with the same data. Resolves once it is back.
@@ -95,9 +106,24 @@ export interface FakeErmrest extends AsyncDisposable {
   close(): Promise<void>;
   /**
    * What `JSON.stringify` and `util.inspect` show: the URL, the version, how many requests were answered and
-   * the abort rate. Not the requests, whose headers hold the clients' cookies and tokens, nor the broker URL.
+   * the write settings. Not the requests, whose headers hold the clients' cookies and tokens, nor the broker
+   * URL.
    */
-  toJSON(): { url: string; version: number; requests: number; transactionAbortRate: number };
+  toJSON(): FakeErmrestDescription;
+}
+
+/** What {@link FakeErmrest.toJSON} shows. */
+export interface FakeErmrestDescription {
+  /** The catalog base URL. */
+  url: string;
+  /** The catalog version. */
+  version: number;
+  /** How many requests were answered. */
+  requests: number;
+  /** See {@link FakeErmrestOptions.writeDurationMs}. */
+  writeDurationMs: number;
+  /** See {@link FakeErmrestOptions.transactionAbortRate}. */
+  transactionAbortRate: number;
 }
 
 const tableSchema = z
@@ -113,6 +139,7 @@ const tableSchema = z
   })
   .strict();
 
+const durationError = `a number of milliseconds from 0 to ${MAX_DURATION_MS}`;
 const fakeOptionsSchema = z
   .object({
     tables: z.record(z.string().regex(/^[^:]+:.+$/, { error: 'a "schema:table" name' }), tableSchema, {
@@ -121,6 +148,11 @@ const fakeOptionsSchema = z
     amqpUrl: z.string({ error: "an amqp:// URL" }).min(1).optional(),
     noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
     port: z.number({ error: "a TCP port" }).int().min(0).max(65_535).default(0),
+    writeDurationMs: z
+      .number({ error: durationError })
+      .min(0, { error: durationError })
+      .max(MAX_DURATION_MS, { error: durationError })
+      .default(20),
     transactionAbortRate: z.number({ error: "a share from 0 to 1" }).min(0).max(1).default(0),
   })
   .strict();
@@ -156,6 +188,7 @@ export async function startFakeErmrest(options: FakeErmrestOptions): Promise<Fak
     : undefined;
   const fake = new RunningFake(catalog, publisher);
   fake.transactionAbortRate = parsed.transactionAbortRate;
+  fake.writeDurationMs = parsed.writeDurationMs;
   try {
     await fake.listen(parsed.port);
   } catch (error) {
@@ -174,6 +207,8 @@ class RunningFake implements FakeErmrest {
   #address = "127.0.0.1:0";
   #faults = { left: 0, status: 503, afterCommit: false };
   #abortRate = 0;
+  #writeDurationMs = 0;
+  readonly #commits = new TableCommits();
   #closing: Promise<void> | undefined;
   #restarting: Promise<void> | undefined;
 
@@ -216,11 +251,12 @@ class RunningFake implements FakeErmrest {
     return this.#catalog.rows(table);
   }
 
-  toJSON(): { url: string; version: number; requests: number; transactionAbortRate: number } {
+  toJSON(): FakeErmrestDescription {
     return {
       url: this.url,
       version: this.version,
       requests: this.requests.length,
+      writeDurationMs: this.#writeDurationMs,
       transactionAbortRate: this.#abortRate,
     };
   }
@@ -242,12 +278,25 @@ class RunningFake implements FakeErmrest {
     this.#abortRate = rate;
   }
 
+  get writeDurationMs(): number {
+    return this.#writeDurationMs;
+  }
+
+  set writeDurationMs(durationMs: number) {
+    if (typeof durationMs !== "number" || !(durationMs >= 0 && durationMs <= MAX_DURATION_MS))
+      throw new PollingCatalogError(
+        ErrorCode.INVALID_OPTION,
+        `invalid option writeDurationMs: ${String(durationMs)} (expected ${durationError})`,
+      );
+    this.#writeDurationMs = durationMs;
+  }
+
   restart(downMs: number): Promise<void> {
-    if (typeof downMs !== "number" || !Number.isFinite(downMs) || downMs < 0)
+    if (typeof downMs !== "number" || !(downMs >= 0 && downMs <= MAX_DURATION_MS))
       return Promise.reject(
         new PollingCatalogError(
           ErrorCode.INVALID_OPTION,
-          `invalid option downMs: ${String(downMs)} (expected a finite number of milliseconds ≥ 0)`,
+          `invalid option downMs: ${String(downMs)} (expected ${durationError})`,
         ),
       );
     if (this.#closing) return Promise.resolve();
@@ -302,24 +351,33 @@ class RunningFake implements FakeErmrest {
   async #serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const body = await readBody(request);
     const fault = this.#takeFault();
+    const method = request.method ?? "GET";
+    const url = request.url ?? "/";
+    const table = this.#catalog.writeTable({ method, url });
     let reply: FakeReply;
     if (body === undefined) reply = textReply(413, "Request body too large.");
     else if (fault && !fault.afterCommit) reply = textReply(fault.status, injected(fault.status));
-    else if (isWrite(request.method) && Math.random() < this.#abortRate)
-      reply = textReply(503, "Transaction aborted.");
+    else if (isWrite(method) && Math.random() < this.#abortRate) reply = transactionAborted();
     else {
-      reply = this.#catalog.handle({
-        method: request.method ?? "GET",
-        url: request.url ?? "/",
-        headers: request.headers,
-        body,
-      });
-      if (reply.wrote) await this.#publisher?.publish();
-      if (fault) reply = textReply(fault.status, injected(fault.status));
+      const transaction = table === undefined ? 0 : this.#commits.begin(table);
+      if (table !== undefined && this.#writeDurationMs > 0) {
+        await sleep(this.#writeDurationMs * (0.5 + Math.random()));
+        // The server went down meanwhile (restart, close): the transaction dies with its connection.
+        if (request.socket.destroyed) return;
+      }
+      if (table !== undefined && this.#commits.conflicts(table, transaction)) reply = transactionAborted();
+      else {
+        reply = this.#catalog.handle({ method, url, headers: request.headers, body });
+        if (reply.wrote) {
+          if (table !== undefined) this.#commits.commit(table);
+          await this.#publisher?.publish();
+        }
+        if (fault) reply = textReply(fault.status, injected(fault.status));
+      }
     }
     this.requests.push({
-      method: request.method ?? "",
-      url: request.url ?? "",
+      method,
+      url,
       status: reply.status,
       headers: Object.fromEntries(
         Object.entries(request.headers).map(([name, value]) => [
@@ -340,6 +398,11 @@ class RunningFake implements FakeErmrest {
 
 function isWrite(method: string | undefined): boolean {
   return method === "PUT" || method === "POST" || method === "DELETE";
+}
+
+/** ERMrest's answer to a serialization failure: the request was rolled back. */
+function transactionAborted(): FakeReply {
+  return textReply(503, "Transaction aborted.");
 }
 
 function injected(status: number): string {

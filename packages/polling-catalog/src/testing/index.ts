@@ -2,6 +2,7 @@ export {
   type FailNextOptions,
   type FakeColumnType,
   type FakeErmrest,
+  type FakeErmrestDescription,
   type FakeErmrestOptions,
   type FakeRequestRecord,
   type FakeTableOptions,

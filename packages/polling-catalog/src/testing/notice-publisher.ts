@@ -11,16 +11,21 @@ export class NoticePublisher {
   #connection: ChannelModel | undefined;
   #channel: Channel | undefined;
   #closed = false;
+  /** The exchange did not exist before this publisher declared it: `close()` deletes it. */
+  #created = false;
 
   private constructor(url: string, exchange: string) {
     this.#url = url;
     this.#exchange = exchange;
   }
 
-  /** Connects and declares the exchange (`fanout`, not durable, not auto-deleted); rejects when it cannot. */
+  /**
+   * Connects and declares the exchange (`fanout`, not durable, not auto-deleted); rejects when it cannot. An
+   * exchange this call created is deleted again by {@link NoticePublisher.close}; one that existed is left.
+   */
   static async open(url: string, exchange: string): Promise<NoticePublisher> {
     const publisher = new NoticePublisher(url, exchange);
-    await publisher.#connect();
+    await publisher.#connect(true);
     return publisher;
   }
 
@@ -42,15 +47,24 @@ export class NoticePublisher {
     if (connection) await closeConnection(connection);
   }
 
-  /** Closes the connection, ignoring errors. Idempotent. */
+  /** Deletes the exchange if {@link NoticePublisher.open} created it, then closes the connection, ignoring errors. Idempotent. */
   async close(): Promise<void> {
+    if (this.#closed) return;
     this.#closed = true;
+    if (this.#created) {
+      try {
+        if (!this.#channel) await this.#connect();
+        await this.#channel?.deleteExchange(this.#exchange);
+      } catch {
+        // The broker is away: nothing more to clean up.
+      }
+    }
     const connection = this.#connection;
     this.#drop();
     if (connection) await closeConnection(connection);
   }
 
-  async #connect(): Promise<void> {
+  async #connect(first = false): Promise<void> {
     const connection = await amqp.connect(this.#url);
     const lose = () => {
       if (this.#connection === connection) this.#drop();
@@ -61,6 +75,7 @@ export class NoticePublisher {
       const channel = await connection.createChannel();
       channel.on("error", lose);
       channel.on("close", lose);
+      if (first) this.#created = !(await exchangeExists(connection, this.#exchange));
       await channel.assertExchange(this.#exchange, "fanout", { durable: false, autoDelete: false });
       this.#connection = connection;
       this.#channel = channel;
@@ -73,5 +88,18 @@ export class NoticePublisher {
   #drop(): void {
     this.#connection = undefined;
     this.#channel = undefined;
+  }
+}
+
+/** Whether `exchange` exists, checked on a channel of its own (a failed check closes its channel). */
+async function exchangeExists(connection: ChannelModel, exchange: string): Promise<boolean> {
+  const probe = await connection.createChannel();
+  probe.on("error", () => {});
+  try {
+    await probe.checkExchange(exchange);
+    await probe.close();
+    return true;
+  } catch {
+    return false;
   }
 }
