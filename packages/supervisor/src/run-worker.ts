@@ -43,7 +43,10 @@ export interface RunWorkerLoopOptions {
    * many machines do not all come back at the same instant when the supervisor restarts.
    */
   reconnectDelayMs?: number;
-  /** Longest wait for a reply before it counts as a connection error, in ms. Default 30 000. */
+  /**
+   * Longest wait for a connection (its TLS handshake included) and for each reply before it counts as a
+   * connection error, in ms. Default 30 000. A link that drops every byte makes neither fail by itself.
+   */
   replyTimeoutMs?: number;
   /**
    * Stops the loop: `run`'s signal aborts and the worker waits for it. When `run` still resolves to an exit
@@ -108,7 +111,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   /** After a stop: reports the job's exit code with `QUIT`, once, within `replyTimeoutMs`. */
   const reportLast = async (attrPath: string, exitCode: number) => {
     try {
-      client ??= await SupervisorClient.connect(target);
+      client ??= await SupervisorClient.connect(target, { signal: AbortSignal.timeout(replyTimeoutMs) });
       await settleWithin(client.quit(attrPath, exitCode), replyTimeoutMs, new AbortController().signal);
       logger.info({ attrPath, exitCode }, "reported the last job before stopping");
     } catch (error) {
@@ -129,7 +132,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     while (!jobSignal.aborted) {
       let job: Job | null;
       try {
-        client ??= await SupervisorClient.connect(target);
+        client ??= await SupervisorClient.connect(target, {
+          signal: AbortSignal.any([jobSignal, AbortSignal.timeout(replyTimeoutMs)]),
+        });
         const connected = client;
         const request: Promise<Job | null> =
           message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
