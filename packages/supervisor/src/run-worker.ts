@@ -51,7 +51,8 @@ export interface RunWorkerLoopOptions {
   /**
    * Stops the loop: `run`'s signal aborts and the worker waits for it. When `run` still resolves to an exit
    * code, the worker reports it with `QUIT` (the job is recorded as finished, and no next job is taken) before
-   * it resolves; when `run` rejects, the job stays in flight.
+   * it resolves; when `run` rejects, the job stays in flight. A `DONE` not yet answered (its connection
+   * failed, and the worker waits to send it again) is reported with `QUIT` too.
    */
   signal?: AbortSignal;
   /** A pino-shaped logger. Default: silent. */
@@ -139,6 +140,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         const request: Promise<Job | null> =
           message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
         job = await settleWithin(request, replyTimeoutMs, jobSignal);
+        message = { kind: "ready" }; // answered: nothing is left to report
         reconnect?.reset();
       } catch (error) {
         client?.destroy();
@@ -150,7 +152,6 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         continue;
       }
       if (job === null) {
-        message = { kind: "ready" };
         if (!(await wait(idleDelayMs))) break;
         continue;
       }
@@ -161,6 +162,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       }
       message = { kind: "done", attrPath: job.attrPath, exitCode: exitCode ?? 1 };
     }
+    // Stopped before a DONE got its reply (its link failed, and the worker was waiting to send it again).
+    if (message.kind === "done") await reportLast(message.attrPath, message.exitCode);
   } finally {
     client?.destroy();
   }
