@@ -84,6 +84,9 @@ describe("SupervisorClient", () => {
       caFile: "ca.pem",
     };
     expectTypeOf(SupervisorClient.connect(tls)).toEqualTypeOf<Promise<SupervisorClient>>();
+    expectTypeOf(SupervisorClient.connect(tls, { signal: AbortSignal.timeout(30_000) })).toEqualTypeOf<
+      Promise<SupervisorClient>
+    >();
     // @ts-expect-error: a TLS endpoint needs its files
     SupervisorClient.connect({ host: "queue", port: 7443 });
     // @ts-expect-error: the constructor is private

@@ -53,11 +53,18 @@ export class SupervisorClient {
    *
    * @param target - the supervisor's socket path, or its TLS address with this worker's certificate, key and
    *   the CA that signed the supervisor's certificate (whose names must include `host`)
+   * @param options - `signal` gives up the attempt: a connection or TLS handshake that hangs (a link that
+   *   drops every byte never fails by itself) is closed, and the call rejects with the signal's reason
+   *   (`AbortSignal.timeout(ms)` bounds it)
    * @throws SupervisorError `ERR_X_SUPERVISOR_CONNECT` when nobody listens there or the TLS handshake fails,
    *   `ERR_X_SUPERVISOR_TLS` when a TLS file cannot be read
    */
-  static async connect(target: string | TlsEndpoint): Promise<SupervisorClient> {
+  static async connect(
+    target: string | TlsEndpoint,
+    { signal }: { signal?: AbortSignal } = {},
+  ): Promise<SupervisorClient> {
     const where = typeof target === "string" ? target : `tls://${target.host}:${target.port}`;
+    signal?.throwIfAborted();
     let socket: Socket;
     let ready: string;
     if (typeof target === "string") {
@@ -65,6 +72,7 @@ export class SupervisorClient {
       ready = "connect";
     } else {
       const files = await readTlsFiles(target);
+      signal?.throwIfAborted();
       socket = connectTls({
         ...files,
         host: target.host,
@@ -77,15 +85,25 @@ export class SupervisorClient {
       ready = "secureConnect";
     }
     return new Promise((resolve, reject) => {
-      const onError = (error: Error) =>
+      const onError = (error: Error) => {
+        signal?.removeEventListener("abort", onAbort);
         reject(
           new SupervisorError(ErrorCode.CONNECT, `cannot connect to supervisor at ${where}`, {
             cause: error,
           }),
         );
+      };
+      const onAbort = () => {
+        socket.off("error", onError);
+        socket.on("error", () => {}); // the attempt is given up; what follows does not matter
+        socket.destroy();
+        reject(signal!.reason);
+      };
       socket.once("error", onError);
+      signal?.addEventListener("abort", onAbort, { once: true });
       socket.once(ready, () => {
         socket.off("error", onError);
+        signal?.removeEventListener("abort", onAbort);
         resolve(new SupervisorClient(socket));
       });
     });

@@ -43,12 +43,16 @@ export interface RunWorkerLoopOptions {
    * many machines do not all come back at the same instant when the supervisor restarts.
    */
   reconnectDelayMs?: number;
-  /** Longest wait for a reply before it counts as a connection error, in ms. Default 30 000. */
+  /**
+   * Longest wait for a connection (its TLS handshake included) and for each reply before it counts as a
+   * connection error, in ms. Default 30 000. A link that drops every byte makes neither fail by itself.
+   */
   replyTimeoutMs?: number;
   /**
    * Stops the loop: `run`'s signal aborts and the worker waits for it. When `run` still resolves to an exit
    * code, the worker reports it with `QUIT` (the job is recorded as finished, and no next job is taken) before
-   * it resolves; when `run` rejects, the job stays in flight.
+   * it resolves; when `run` rejects, the job stays in flight. A `DONE` not yet answered (its connection
+   * failed, and the worker waits to send it again) is reported with `QUIT` too.
    */
   signal?: AbortSignal;
   /** A pino-shaped logger. Default: silent. */
@@ -107,7 +111,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   /** After a stop: reports the job's exit code with `QUIT`, once, within `replyTimeoutMs`. */
   const reportLast = async (attrPath: string, exitCode: number) => {
     try {
-      client ??= await SupervisorClient.connect(target);
+      client ??= await SupervisorClient.connect(target, { signal: AbortSignal.timeout(replyTimeoutMs) });
       await settleWithin(client.quit(attrPath, exitCode), replyTimeoutMs, new AbortController().signal);
       logger.info({ attrPath, exitCode }, "reported the last job before stopping");
     } catch (error) {
@@ -128,11 +132,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     while (!jobSignal.aborted) {
       let job: Job | null;
       try {
-        client ??= await SupervisorClient.connect(target);
+        client ??= await SupervisorClient.connect(target, {
+          signal: AbortSignal.any([jobSignal, AbortSignal.timeout(replyTimeoutMs)]),
+        });
         const connected = client;
         const request: Promise<Job | null> =
           message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
         job = await settleWithin(request, replyTimeoutMs, jobSignal);
+        message = { kind: "ready" }; // answered: nothing is left to report
         reconnect?.reset();
       } catch (error) {
         client?.destroy();
@@ -144,7 +151,6 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         continue;
       }
       if (job === null) {
-        message = { kind: "ready" };
         if (!(await wait(idleDelayMs))) break;
         continue;
       }
@@ -155,6 +161,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
       }
       message = { kind: "done", attrPath: job.attrPath, exitCode: exitCode ?? 1 };
     }
+    // Stopped before a DONE got its reply (its link failed, and the worker was waiting to send it again).
+    if (message.kind === "done") await reportLast(message.attrPath, message.exitCode);
   } finally {
     client?.destroy();
   }

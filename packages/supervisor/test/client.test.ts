@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { recordingLogger } from "@x/test-support/recording-logger";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Job, runWorker, SupervisorClient } from "../src/index.js";
@@ -197,6 +198,32 @@ describe("runWorker", () => {
     expect(received).toEqual(["READY", "QUIT a 7"]);
     await runWorker({ socket: p.socket, signal: AbortSignal.abort(), run: async () => 0 });
     expect(received).toEqual(["READY", "QUIT a 7"]);
+  });
+
+  it("on abort while a DONE waits to be sent again (its link failed), reports it with QUIT", async () => {
+    const p = paths();
+    const received = await fakeServer(p.socket, (_line, n) => {
+      if (n === 1) return "JOB a 1\n";
+      if (n === 2) return "close"; // the DONE's connection drops before its reply
+      return "NOJOBS\n";
+    });
+    const recorder = recordingLogger();
+    const controller = new AbortController();
+    const done = runWorker({
+      socket: p.socket,
+      reconnectDelayMs: 60_000,
+      signal: controller.signal,
+      logger: recorder.logger,
+      run: async () => 4,
+    });
+    await waitFor(
+      () => recorder.records.some((r) => r.msg.startsWith("supervisor unreachable")),
+      10_000,
+      "the failed DONE",
+    );
+    controller.abort();
+    await done;
+    expect(received).toEqual(["READY", "DONE a 4", "QUIT a 4"]);
   });
 
   it("on abort, reports nothing for a job whose run rejects: its exit code is not known", async () => {

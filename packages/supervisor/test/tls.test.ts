@@ -9,7 +9,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createConnection } from "node:net";
+import { createConnection, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as connectTls, type TLSSocket } from "node:tls";
@@ -534,6 +534,64 @@ describe("runWorker and SupervisorClient over TLS", () => {
     const second = await startTls(p, undefined, port);
     await waitFor(() => second.events.done.some((e) => e.attrPath === "b"), 20_000, "b's DONE");
     expect(ran).toEqual(["a", "b"]);
+  });
+
+  it("gives up a connection whose handshake never ends (a link gone dark) after the reply timeout, and tries again", async () => {
+    // A peer that accepts and never answers: the TLS handshake hangs, as through a link that drops every byte.
+    const accepted: Socket[] = [];
+    const tarpit = createServer((socket) => {
+      accepted.push(socket);
+      socket.on("error", () => {}).resume(); // reads (and drops) the handshake, so it sees the client's close
+    });
+    await new Promise<void>((resolve) => tarpit.listen(0, "127.0.0.1", resolve));
+    onTestFinished(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const socket of accepted) socket.destroy();
+          tarpit.close(() => resolve());
+        }),
+    );
+    const { port } = tarpit.address() as { port: number };
+    const stop = new AbortController();
+    const recorder = recordingLogger();
+    const worker = runWorker({
+      tls: connectTo(port),
+      replyTimeoutMs: 200,
+      reconnectDelayMs: 50,
+      signal: stop.signal,
+      logger: recorder.logger,
+      run: async () => 0,
+    });
+    onTestFinished(async () => {
+      stop.abort();
+      await worker;
+    });
+    await waitFor(() => accepted.length >= 3, 20_000, "three connection attempts");
+    expect(recorder.records.some((r) => r.msg.startsWith("supervisor unreachable"))).toBe(true);
+    // Each connection given up is closed, not left open.
+    await waitFor(
+      () => accepted.slice(0, 2).every((socket) => socket.closed),
+      20_000,
+      "given-up connections closed",
+    );
+    // A stop while a handshake hangs ends the worker at once.
+    await waitFor(
+      () => accepted.some((socket) => !socket.closed),
+      20_000,
+      "a connection attempt in progress",
+    );
+    stop.abort();
+    await worker;
+    // connect() gives up when its signal aborts, and does not start with one already aborted.
+    const attempts = accepted.length;
+    await expect(
+      SupervisorClient.connect(connectTo(port), { signal: AbortSignal.timeout(100) }),
+    ).rejects.toMatchObject({ name: "TimeoutError" });
+    await expect(
+      SupervisorClient.connect(connectTo(port), { signal: AbortSignal.abort(new Error("stopped")) }),
+    ).rejects.toThrow("stopped");
+    await waitFor(() => accepted.every((socket) => socket.closed), 20_000, "every attempt closed");
+    expect(accepted.length).toBe(attempts + 1);
   });
 
   it("rejects giving both socket and tls, or neither", async () => {
