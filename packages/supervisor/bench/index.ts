@@ -392,6 +392,18 @@ async function roundTrips(socket: string | TlsEndpoint, total: number, workers =
   return timeRoundTrips(clients, perWorker);
 }
 
+/** Starts a bench script in its own process and waits for its first line, `{"event":"ready",…}`. */
+async function startReady(script: string, args: string[]) {
+  const child = spawn(process.execPath, ["--conditions=@x/source", "--import", "tsx", script, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const text = await new Promise<string>((resolve) =>
+    child.stdout!.setEncoding("utf8").once("data", (chunk: string) => resolve(chunk)),
+  );
+  return { child, ready: JSON.parse(text.split("\n")[0]!) as { port: number | null } };
+}
+
+const rawServerScript = fileURLToPath(new URL("./raw-server-process.ts", import.meta.url));
 const originalDaemonScript = fileURLToPath(new URL("./original-daemon-process.ts", import.meta.url));
 const clientScript = fileURLToPath(new URL("./client-process.ts", import.meta.url));
 
@@ -544,19 +556,10 @@ async function daemonDequeueFinish(): Promise<void> {
   const { daemon } = await startQueuedDaemon("daemons", queued);
   originalConfigDatabase("original-daemon.db", queued);
   const originalSocket = join(root, "daemons", "original.sock");
-  const original = spawn(
-    process.execPath,
-    [
-      "--conditions=@x/source",
-      "--import",
-      "tsx",
-      originalDaemonScript,
-      join(root, "original-daemon.db"),
-      originalSocket,
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  await new Promise((resolve) => original.stdout!.once("data", resolve));
+  const { child: original } = await startReady(originalDaemonScript, [
+    join(root, "original-daemon.db"),
+    originalSocket,
+  ]);
   const workers = 16;
   const turns = 3;
   // the original is fsync-bound per command: far fewer round trips make a turn of similar length
@@ -674,6 +677,29 @@ async function tlsAgainstUnix(): Promise<void> {
     run: { workers },
     baselineName: "p99 of 64 Unix-socket workers running at the same time as the 64 TLS workers",
     target: "ratio <= 2",
+  });
+  // The transports' floor: the same client processes against servers in their own processes that answer every
+  // line at once, over TLS and on a Unix socket, taking turns; what is left of the ratio is TLS itself.
+  const rawUnix = await startReady(rawServerScript, [join(certificates, "raw.sock")]);
+  const rawTls = await startReady(rawServerScript, ["-", server.certFile, server.keyFile, ca.caFile]);
+  const floorTls: TlsEndpoint = { ...tls, port: rawTls.ready.port! };
+  const ft: number[] = [];
+  const fu: number[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    fu.push(
+      ...(await roundTripsFromProcesses(join(certificates, "raw.sock"), perTurn, workers, processes)).ms,
+    );
+    ft.push(...(await roundTripsFromProcesses(floorTls, perTurn, workers, processes)).ms);
+  }
+  await Promise.all([stop(rawUnix.child), stop(rawTls.child)]);
+  ft.sort((a, b) => a - b);
+  fu.sort((a, b) => a - b);
+  emitLatency("tls_floor_ready_job_p99_ms", ft, fu, {
+    run: { workers, processes },
+    baselineName:
+      "p99 of the same 64 workers against a raw Unix-socket server in its own process answering a fixed JOB, taking turns with a raw TLS server",
+    target: "reported",
+    max: "both",
   });
   const rss = async () => {
     daemon.child.kill("SIGUSR2");
