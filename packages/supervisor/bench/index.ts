@@ -25,6 +25,7 @@ import {
   startSupervisor,
   type TlsEndpoint,
 } from "../src/index.js";
+import { migrations } from "../src/schema.js";
 import { makeCa, makeCertificate } from "../test/certificates.js";
 import { originalStatements } from "../test/original-statements.js";
 import { timeRoundTrips } from "./round-trips.js";
@@ -137,6 +138,83 @@ function enqueueAndDequeue(): void {
 }
 
 /**
+ * Enqueue against the original's own: its `upsert_fetcher_run` and `enqueue` statements (one insert per line,
+ * each looking its fetcher up by name) on a fresh database opened as the original opens it (rollback journal
+ * `DELETE`, `synchronous = FULL`), against `upsertFetcherRun` + `enqueue` on a fresh database opened by
+ * `SupervisorStorage.open` (WAL, `synchronous = FULL`): both durable on return. Alternating rounds, each going
+ * first in half of them.
+ */
+function enqueueAgainstOriginal(): void {
+  const entries = Array.from({ length: 100_000 }, (_, i) => line(i, 6));
+  const rounds = 4;
+  let originalMs = 0;
+  let oursMs = 0;
+  const timeOriginal = (round: number) => {
+    const db = new Database(join(root, `enqueue-original-${round}.db`));
+    db.pragma("foreign_keys = ON");
+    db.transaction(() => {
+      for (const step of migrations) db.exec(step);
+      db.pragma(`user_version = ${migrations.length}`);
+    })();
+    const original = originalStatements(db);
+    const t0 = performance.now();
+    original.upsertFetcherRun("f1", 100, false);
+    original.enqueue("f1", 100, entries);
+    originalMs += performance.now() - t0;
+    db.close();
+  };
+  const timeOurs = (round: number) => {
+    const ours = freshStorage(`enqueue-ours-${round}.db`);
+    const t0 = performance.now();
+    ours.upsertFetcherRun("f1", 100, false);
+    ours.enqueue("f1", 100, entries);
+    oursMs += performance.now() - t0;
+    ours.close();
+  };
+  for (let round = 0; round < rounds; round++) {
+    if (round % 2 === 0) {
+      timeOriginal(round);
+      timeOurs(round);
+    } else {
+      timeOurs(round);
+      timeOriginal(round);
+    }
+  }
+  const rate = (rounds * entries.length) / (oursMs / 1000);
+  const originalRate = (rounds * entries.length) / (originalMs / 1000);
+  emit({
+    name: "enqueue_vs_original_lines_per_s",
+    value: Math.round(rate),
+    unit: "lines/s",
+    lines: entries.length,
+    rounds,
+    config: "WAL, synchronous=FULL",
+    baseline: Math.round(originalRate),
+    baselineName:
+      "the original's upsert_fetcher_run and enqueue statements (one insert per line), journal_mode=delete, synchronous=FULL",
+    ratio: round(rate / originalRate),
+    target: "ratio >= 2",
+  });
+}
+
+/**
+ * A database in `root` with `queued` lines of one fetcher run queued, left in SQLite's default rollback journal
+ * (`DELETE`) as the original uses it.
+ */
+function originalConfigDatabase(name: string, queued: number): void {
+  const source = freshStorage(name);
+  source.upsertFetcherRun("f1", 100, false);
+  source.enqueue(
+    "f1",
+    100,
+    Array.from({ length: queued }, (_, i) => line(i, 6)),
+  );
+  source.db.pragma("wal_checkpoint(TRUNCATE)");
+  source.db.pragma("journal_mode = DELETE");
+  source.close();
+}
+
+/**
  * Durable dispatch, side by side with the original's configuration: a copy of one database with 100 000 rows
  * queued opened as the original opens it (SQLite's defaults: rollback journal `DELETE`, `synchronous = FULL`;
  * `foreign_keys = ON`), running its `finish` (autocommit) and its `dequeue` (one transaction) per `DONE`, and
@@ -144,16 +222,7 @@ function enqueueAndDequeue(): void {
  * `dispatch`: one request per transaction (one worker), then groups of 16 (16 workers asking at once).
  */
 function durableDispatch(): void {
-  const source = freshStorage("durable-source.db");
-  source.upsertFetcherRun("f1", 100, false);
-  source.enqueue(
-    "f1",
-    100,
-    Array.from({ length: 100_000 }, (_, i) => line(i, 6)),
-  );
-  source.db.pragma("wal_checkpoint(TRUNCATE)");
-  source.db.pragma("journal_mode = DELETE");
-  source.close();
+  originalConfigDatabase("durable-source.db", 100_000);
   for (const name of ["durable-original.db", "durable-ours.db", "durable-grouped.db"]) {
     copyFileSync(join(root, "durable-source.db"), join(root, name));
   }
@@ -323,18 +392,32 @@ async function roundTrips(socket: string | TlsEndpoint, total: number, workers =
   return timeRoundTrips(clients, perWorker);
 }
 
+/** Starts a bench script in its own process and waits for its first line, `{"event":"ready",…}`. */
+async function startReady(script: string, args: string[]) {
+  const child = spawn(process.execPath, ["--conditions=@x/source", "--import", "tsx", script, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const text = await new Promise<string>((resolve) =>
+    child.stdout!.setEncoding("utf8").once("data", (chunk: string) => resolve(chunk)),
+  );
+  return { child, ready: JSON.parse(text.split("\n")[0]!) as { port: number | null } };
+}
+
+const rawServerScript = fileURLToPath(new URL("./raw-server-process.ts", import.meta.url));
+const originalDaemonScript = fileURLToPath(new URL("./original-daemon-process.ts", import.meta.url));
 const clientScript = fileURLToPath(new URL("./client-process.ts", import.meta.url));
 
 /**
  * As {@link roundTrips}, with the workers spread over `processes` client processes (real workers are
- * processes of their own, often on other machines): all connect first, then all loop at once.
+ * processes of their own, often on other machines): all connect first, then all loop at once. Returns the
+ * latencies and the longest time a process took from the start of the loops to its last reply.
  */
 async function roundTripsFromProcesses(
   target: string | TlsEndpoint,
   total: number,
   workers: number,
   processes: number,
-): Promise<number[]> {
+): Promise<{ ms: number[]; elapsedMs: number }> {
   const children = Array.from({ length: processes }, () => {
     const child = spawn(
       process.execPath,
@@ -369,8 +452,13 @@ async function roundTripsFromProcesses(
   for (const { next } of children) await next(); // connected
   for (const { child } of children) child.stdin!.write("go\n");
   const all: number[] = [];
-  for (const { next } of children) all.push(...((await next()).ms as number[]));
-  return all;
+  let elapsedMs = 0;
+  for (const { next } of children) {
+    const result = await next();
+    all.push(...(result.ms as number[]));
+    elapsedMs = Math.max(elapsedMs, result.elapsedMs as number);
+  }
+  return { ms: all, elapsedMs };
 }
 
 /** The socket floor: a raw server answering every line at once with a fixed JOB reply, same client loop. */
@@ -427,15 +515,24 @@ function emitLatency(name: string, own: number[], baseline: number[], figure: La
   });
 }
 
-async function readyJobLatency(): Promise<void> {
-  const dir = join(root, "latency");
+/**
+ * A daemon (bench/daemon-process.ts) in `root/<name>` with `queued` lines of one fetcher file ingested; also
+ * its `ready` message.
+ */
+async function startQueuedDaemon(name: string, queued: number, tlsFiles: string[] = []) {
+  const dir = join(root, name);
   mkdirSync(dir);
-  const queued = 100_000;
   await writeFetcherFile(join(dir, "staging.txt"), queued, 6);
-  const daemon = startDaemon(dir);
-  await daemon.next("ready");
+  const daemon = startDaemon(dir, tlsFiles);
+  const ready = await daemon.next("ready");
   renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
   await daemon.next("completed");
+  return { daemon, ready };
+}
+
+async function readyJobLatency(): Promise<void> {
+  const queued = 100_000;
+  const { daemon } = await startQueuedDaemon("latency", queued);
   const total = 48_000;
   const latencies = (await roundTrips(daemon.socket, total)).sort((a, b) => a - b);
   await stop(daemon.child);
@@ -445,6 +542,59 @@ async function readyJobLatency(): Promise<void> {
     baselineName: "p99 of a raw net server answering a fixed JOB, same 16 clients",
     target: "<= 5",
     max: "own",
+  });
+}
+
+/**
+ * Dequeue + finish through the daemons: 16 workers in a client process looping `DONE`→`JOB` on the Unix
+ * socket of our daemon (its own process, 100 000 rows queued) and of a model of the original daemon
+ * (bench/original-daemon-process.ts, a copy of the same rows in the original's configuration), in alternating
+ * turns. Pairs per second: round trips ÷ the time from the start of the loops to the last reply.
+ */
+async function daemonDequeueFinish(): Promise<void> {
+  const queued = 100_000;
+  const { daemon } = await startQueuedDaemon("daemons", queued);
+  originalConfigDatabase("original-daemon.db", queued);
+  const originalSocket = join(root, "daemons", "original.sock");
+  const { child: original } = await startReady(originalDaemonScript, [
+    join(root, "original-daemon.db"),
+    originalSocket,
+  ]);
+  const workers = 16;
+  const turns = 3;
+  // the original is fsync-bound per command: far fewer round trips make a turn of similar length
+  const perTurn = { ours: workers * 512, original: workers * 32 };
+  const pairs = { ours: 0, original: 0 };
+  const ms = { ours: 0, original: 0 };
+  const turn = async (which: "ours" | "original") => {
+    const target = which === "ours" ? daemon.socket : originalSocket;
+    const { ms: latencies, elapsedMs } = await roundTripsFromProcesses(target, perTurn[which], workers, 1);
+    pairs[which] += latencies.length;
+    ms[which] += elapsedMs;
+  };
+  for (let i = 0; i < turns; i++) {
+    for (const which of i % 2 === 0 ? (["ours", "original"] as const) : (["original", "ours"] as const)) {
+      await turn(which);
+    }
+  }
+  await stop(daemon.child);
+  await stop(original);
+  const rate = pairs.ours / (ms.ours / 1000);
+  const originalRate = pairs.original / (ms.original / 1000);
+  emit({
+    name: "dequeue_finish_daemon_per_s",
+    value: Math.round(rate),
+    unit: "pairs/s",
+    roundTrips: pairs.ours,
+    workers,
+    queued,
+    config: "our daemon: WAL, synchronous=FULL, group commits, a reply only after its commit is synced",
+    baseline: Math.round(originalRate),
+    baselineRoundTrips: pairs.original,
+    baselineName:
+      "the original daemon modelled: its finish (autocommit) and dequeue (one transaction) per DONE, one command at a time, journal_mode=delete, synchronous=FULL, same 16 workers",
+    ratio: round(rate / originalRate),
+    target: "ratio >= 10",
   });
 }
 
@@ -479,17 +629,17 @@ async function ingestRss(): Promise<void> {
  * with many idle connections of each kind.
  */
 async function tlsAgainstUnix(): Promise<void> {
-  const dir = join(root, "tls");
-  mkdirSync(dir);
-  const ca = makeCa(dir, "bench-ca");
-  const server = makeCertificate(dir, ca, "server", "/CN=supervisor", { server: true });
-  const client = makeCertificate(dir, ca, "worker", "/O=bench/CN=worker");
+  const certificates = join(root, "tls-certificates");
+  mkdirSync(certificates);
+  const ca = makeCa(certificates, "bench-ca");
+  const server = makeCertificate(certificates, ca, "server", "/CN=supervisor", { server: true });
+  const client = makeCertificate(certificates, ca, "worker", "/O=bench/CN=worker");
   const queued = 100_000;
-  await writeFetcherFile(join(dir, "staging.txt"), queued, 6);
-  const daemon = startDaemon(dir, [server.certFile, server.keyFile, ca.caFile]);
-  const ready = await daemon.next("ready");
-  renameSync(join(dir, "staging.txt"), join(daemon.fetchers, "f1.100.txt"));
-  await daemon.next("completed");
+  const { daemon, ready } = await startQueuedDaemon("tls", queued, [
+    server.certFile,
+    server.keyFile,
+    ca.caFile,
+  ]);
   const tls: TlsEndpoint = {
     host: "127.0.0.1",
     port: Number(ready.tlsPort),
@@ -506,8 +656,8 @@ async function tlsAgainstUnix(): Promise<void> {
   const u: number[] = [];
   const processes = 4;
   for (let turn = 0; turn < turns; turn++) {
-    u.push(...(await roundTripsFromProcesses(daemon.socket, perTurn, workers, processes)));
-    t.push(...(await roundTripsFromProcesses(tls, perTurn, workers, processes)));
+    u.push(...(await roundTripsFromProcesses(daemon.socket, perTurn, workers, processes)).ms);
+    t.push(...(await roundTripsFromProcesses(tls, perTurn, workers, processes)).ms);
   }
   t.sort((a, b) => a - b);
   u.sort((a, b) => a - b);
@@ -517,7 +667,7 @@ async function tlsAgainstUnix(): Promise<void> {
     target: "ratio <= 2",
     max: "both",
   });
-  const [mixedTls, mixedUnix] = await Promise.all([
+  const [{ ms: mixedTls }, { ms: mixedUnix }] = await Promise.all([
     roundTripsFromProcesses(tls, perTurn * 2, workers, processes / 2),
     roundTripsFromProcesses(daemon.socket, perTurn * 2, workers, processes / 2),
   ]);
@@ -527,6 +677,29 @@ async function tlsAgainstUnix(): Promise<void> {
     run: { workers },
     baselineName: "p99 of 64 Unix-socket workers running at the same time as the 64 TLS workers",
     target: "ratio <= 2",
+  });
+  // The transports' floor: the same client processes against servers in their own processes that answer every
+  // line at once, over TLS and on a Unix socket, taking turns; what is left of the ratio is TLS itself.
+  const rawUnix = await startReady(rawServerScript, [join(certificates, "raw.sock")]);
+  const rawTls = await startReady(rawServerScript, ["-", server.certFile, server.keyFile, ca.caFile]);
+  const floorTls: TlsEndpoint = { ...tls, port: rawTls.ready.port! };
+  const ft: number[] = [];
+  const fu: number[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    fu.push(
+      ...(await roundTripsFromProcesses(join(certificates, "raw.sock"), perTurn, workers, processes)).ms,
+    );
+    ft.push(...(await roundTripsFromProcesses(floorTls, perTurn, workers, processes)).ms);
+  }
+  await Promise.all([stop(rawUnix.child), stop(rawTls.child)]);
+  ft.sort((a, b) => a - b);
+  fu.sort((a, b) => a - b);
+  emitLatency("tls_floor_ready_job_p99_ms", ft, fu, {
+    run: { workers, processes },
+    baselineName:
+      "p99 of the same 64 workers against a raw Unix-socket server in its own process answering a fixed JOB, taking turns with a raw TLS server",
+    target: "reported",
+    max: "both",
   });
   const rss = async () => {
     daemon.child.kill("SIGUSR2");
@@ -664,10 +837,13 @@ async function queuePage(): Promise<void> {
   await sup.close();
 }
 
-// BENCH_ONLY=storage|durable|latency|rss|tls|page runs one part (for quick iterations); by default all run.
+// BENCH_ONLY=storage|enqueue|durable|daemons|latency|rss|tls|page runs one part (for quick iterations); by
+// default all run.
 const only = process.env.BENCH_ONLY;
 if (!only || only === "storage") enqueueAndDequeue();
+if (!only || only === "enqueue") enqueueAgainstOriginal();
 if (!only || only === "durable") durableDispatch();
+if (!only || only === "daemons") await daemonDequeueFinish();
 if (!only || only === "latency") await readyJobLatency();
 if (!only || only === "rss") await ingestRss();
 if (!only || only === "tls") await tlsAgainstUnix();

@@ -143,6 +143,8 @@ describe("SupervisorStorage", () => {
     expectTypeOf(
       storage.dispatch([{ now: 1 }, { now: 2, finished: { attrPath: "a", exitCode: 0 } }]),
     ).toEqualTypeOf<Array<Job | null>>();
+    expectTypeOf(storage.dispatchUnsynced([{ now: 1 }])).toEqualTypeOf<Array<Job | null>>();
+    expectTypeOf(storage.syncWal()).toEqualTypeOf<Promise<void>>();
     expectTypeOf<DispatchRequest>().toEqualTypeOf<{
       now: number;
       finished?: { attrPath: string; exitCode: number };

@@ -332,6 +332,73 @@ describe("dispatch (group commit)", () => {
   });
 });
 
+describe("dispatchUnsynced and syncWal (commits synced in the background)", () => {
+  /** A file storage with six rows queued, closed when the current test finishes. */
+  const file = () => {
+    const s = SupervisorStorage.open(fileDb());
+    onTestFinished(() => s.close());
+    s.upgrade();
+    s.upsertFetcherRun("f", 1, true);
+    s.enqueue(
+      "f",
+      1,
+      Array.from({ length: 6 }, (_, i): [string, string] => [`p${i}`, `v${i}`]),
+    );
+    return s;
+  };
+
+  it("commits what dispatch commits, visible at once to another connection, and leaves synchronous FULL", async () => {
+    const [unsynced, synced] = [file(), file()];
+    const first = unsynced.dispatchUnsynced([{ now: 10 }, { now: 10 }]);
+    expect(first).toEqual(synced.dispatch([{ now: 10 }, { now: 10 }]));
+    expect(unsynced.db.pragma("synchronous", { simple: true })).toBe(2);
+    const reader = new Database(unsynced.db.name, { readonly: true });
+    onTestFinished(() => {
+      reader.close();
+    });
+    expect(reader.prepare("SELECT attr_path FROM log ORDER BY attr_path").pluck().all()).toEqual(
+      first.map((job) => job!.attrPath).sort(),
+    );
+    await unsynced.syncWal();
+    const second = unsynced.dispatchUnsynced([
+      { now: 11, finished: { attrPath: first[0]!.attrPath, exitCode: 0 } },
+    ]);
+    expect(second).toEqual(
+      synced.dispatch([{ now: 11, finished: { attrPath: first[0]!.attrPath, exitCode: 0 } }]),
+    );
+    await unsynced.syncWal();
+  });
+
+  it("restores synchronous FULL when the transaction fails", () => {
+    const s = file();
+    s.db.exec(
+      "CREATE TEMP TRIGGER fail BEFORE INSERT ON log BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+    );
+    expect(() => s.dispatchUnsynced([{ now: 10 }])).toThrow("injected failure");
+    expect(s.db.pragma("synchronous", { simple: true })).toBe(2);
+  });
+
+  it("is dispatch on a database without a WAL, and syncWal then resolves at once", async () => {
+    const s = memory();
+    s.upsertFetcherRun("f", 1, true);
+    s.enqueue("f", 1, [["a", "1"]]);
+    expect(s.dispatchUnsynced([{ now: 10 }, { now: 10 }])).toEqual([{ attrPath: "a", payload: "1" }, null]);
+    await s.syncWal();
+  });
+
+  it("syncs before anything was written, and keeps its descriptor open until a sync in flight ends", async () => {
+    const fresh = SupervisorStorage.open(fileDb());
+    await fresh.syncWal();
+    fresh.close();
+    await fresh.syncWal(); // closed: nothing to sync
+    const s = file();
+    s.dispatchUnsynced([{ now: 10 }]);
+    const syncing = s.syncWal();
+    s.close();
+    await syncing;
+  });
+});
+
 describe("dequeue rules", () => {
   it("serves never-started paths first, then by last_started, jitter, attr path, fetcher id", () => {
     const s = memory();

@@ -55,6 +55,10 @@ export const maxUnansweredCommands = 64;
  * objects of one commit (requests, replies, events) stay few.
  */
 const maxGroupCommands = 1_024;
+/**
+ * WAL syncs in flight at once, at most (they run in libuv's thread pool, which the fetcher files' reads share).
+ */
+const maxSyncsInFlight = 2;
 /** Bytes of the commands of one connection read and not yet answered, at most. */
 export const maxUnansweredBytes = 65_536;
 /** Read and write buffer limits of a Unix socket connection, in bytes (Node's default is 64 KiB). */
@@ -64,7 +68,9 @@ const socketHighWaterMarkBytes = 4_096;
  * Serves the worker line protocol on a Unix socket, and on the connections other listeners hand it
  * ({@link accept}, the TLS listener). Commands are handled in arrival order. The commands that
  * arrive together (in one turn of the event loop) are run in one transaction, a group commit, and their
- * replies are written only after it committed.
+ * replies are written only after it is on disk: the commit is written to the WAL, then the WAL is synced in
+ * the background while the next group commits are written, and a sync releases the replies of every group
+ * commit written before it started.
  */
 export class WorkerServer {
   #server: Server;
@@ -73,6 +79,18 @@ export class WorkerServer {
   #maxConnections: number;
   #queue: Queued[] = [];
   #flushScheduled = false;
+  /**
+   * What to do once the group commits written so far are synced, in order: the replies of each group commit
+   * not yet released. The first is number {@link #released} in the order of all group commits.
+   */
+  #unsynced: Array<() => void> = [];
+  #released = 0;
+  /** How many of the group commits a started sync covers (a sync covers every one written before it started). */
+  #covered = 0;
+  /** The WAL syncs in flight. */
+  #syncs = new Set<Promise<void>>();
+  /** A WAL sync failed: no command is served any more. */
+  #syncFailed = false;
   /** Set while group commits must wait (see {@link pauseWrites}). */
   #paused: Promise<void> | undefined;
   #closing = false;
@@ -117,6 +135,8 @@ export class WorkerServer {
   async close(): Promise<void> {
     this.#closing = true;
     this.#queue = [];
+    // the group commits already written are answered once synced
+    while (this.#syncs.size > 0) await Promise.all(this.#syncs);
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     const ends = [...this.#connections.values()].map(
       (connection) =>
@@ -316,8 +336,8 @@ export class WorkerServer {
   }
 
   /**
-   * Runs the queued commands (at most {@link maxGroupCommands}) in one transaction, then writes the replies and
-   * ends what must end.
+   * Runs the queued commands (at most {@link maxGroupCommands}) in one transaction, and once it is synced to
+   * disk writes the replies and ends what must end.
    */
   #flush(): void {
     const batch =
@@ -325,6 +345,10 @@ export class WorkerServer {
     this.#queue = batch === this.#queue ? [] : this.#queue.slice(maxGroupCommands);
     if (this.#closing || batch.length === 0) return;
     this.#scheduleFlush(); // the rest, if any, in the next group commit
+    if (this.#syncFailed) {
+      this.#stopAll(batch);
+      return;
+    }
     const served = batch.filter((item): item is Request => "command" in item && !item.socket.destroyed);
     const requests: DispatchRequest[] = served.map(({ command, holder }) => ({
       now: Math.floor(Date.now() / 1000),
@@ -335,18 +359,71 @@ export class WorkerServer {
     let jobs: Array<Job | null>;
     try {
       this.#directory.catchUp();
-      jobs = this.#storage.dispatch(requests);
+      jobs = this.#storage.dispatchUnsynced(requests);
     } catch (error) {
       this.#context.logger.error(
         { err: error },
         "storage failed during worker commands; their connections ended",
       );
-      for (const { socket } of batch) {
-        const connection = this.#connections.get(socket);
-        if (connection) this.#stop(connection);
-      }
+      this.#afterSync(() => this.#stopAll(batch));
       return;
     }
+    this.#afterSync(() => this.#answer(batch, served, requests, jobs));
+  }
+
+  /**
+   * Runs `then` after a WAL sync that starts after this call, in order with what was queued before it. Each
+   * group commit starts its own sync at once, up to {@link maxSyncsInFlight} of them; beyond, the sync that
+   * starts when one ends covers all that was written meanwhile. A sync that ends releases every group commit
+   * written before it started, even one whose own sync is still in flight.
+   */
+  #afterSync(then: () => void): void {
+    this.#unsynced.push(then);
+    this.#startSync();
+  }
+
+  #startSync(): void {
+    const written = this.#released + this.#unsynced.length;
+    if (this.#syncs.size >= maxSyncsInFlight || written === this.#covered) return;
+    this.#covered = written;
+    const sync: Promise<void> = this.#storage
+      .syncWal()
+      .then(
+        () => {
+          while (this.#released < written) {
+            this.#released++;
+            this.#unsynced.shift()!();
+          }
+        },
+        (error: unknown) => {
+          // The commits may not be on disk, and a failed sync is not safely retried: no more replies.
+          this.#context.logger.error(
+            { err: error },
+            "syncing the WAL failed; worker connections ended and no more commands served",
+          );
+          this.#syncFailed = true;
+          this.#released += this.#unsynced.length;
+          this.#unsynced = [];
+          for (const connection of this.#connections.values()) this.#stop(connection);
+        },
+      )
+      .finally(() => {
+        this.#syncs.delete(sync);
+        this.#startSync();
+      });
+    this.#syncs.add(sync);
+  }
+
+  /** Ends the connections of `batch`'s items. */
+  #stopAll(batch: Queued[]): void {
+    for (const { socket } of batch) {
+      const connection = this.#connections.get(socket);
+      if (connection) this.#stop(connection);
+    }
+  }
+
+  /** Writes the replies of a group commit (`served`, a subset of `batch`) and ends what must end. */
+  #answer(batch: Queued[], served: Request[], requests: DispatchRequest[], jobs: Array<Job | null>): void {
     let next = 0; // served is batch without ends and dead connections, in the same order
     const answered = new Set<Connection>();
     for (const item of batch) {

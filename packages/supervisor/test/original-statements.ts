@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import type Database from "better-sqlite3";
 
 /** See {@link originalStatements}. */
@@ -6,6 +7,13 @@ export interface OriginalStatements {
   dequeue: Database.Transaction<(now: number) => { attrPath: string; payload: string } | undefined>;
   /** The original's finish. */
   finish: (attrPath: string, now: number, exitCode: number) => void;
+  /** The original's upsert of a fetcher run, in one transaction. */
+  upsertFetcherRun: (fetcher: string, runStarted: number, isComplete: boolean) => void;
+  /**
+   * The original's enqueue in one transaction: one insert per line (as its `executemany`), each looking its
+   * fetcher up by name, with the jitter from an MD5 digest by `node:crypto` (the original's `hashlib`).
+   */
+  enqueue: (fetcher: string, runStarted: number, entries: ReadonlyArray<readonly [string, string]>) => void;
 }
 
 /**
@@ -25,7 +33,29 @@ export function originalStatements(db: Database.Database): OriginalStatements {
      ON CONFLICT DO UPDATE SET started = excluded.started, finished = NULL, exit_code = NULL`,
   );
   const finish = db.prepare("UPDATE log SET finished = ?, exit_code = ? WHERE attr_path = ?");
+  const addFetcher = db.prepare("INSERT OR IGNORE INTO fetchers (name) VALUES (?)");
+  const upsertRun = db.prepare(
+    `INSERT INTO fetcher_runs (fetcher_id, run_started, is_complete)
+     VALUES ((SELECT fetcher_id FROM fetchers WHERE name = ?), ?, ?)
+     ON CONFLICT DO UPDATE SET is_complete = excluded.is_complete`,
+  );
+  const insert = db.prepare(
+    `INSERT INTO queue (fetcher_id, fetcher_run_started, attr_path, payload, order_jitter)
+     SELECT fetcher_id, ?, ?, ?, ? FROM fetchers WHERE name = ?
+     ON CONFLICT DO UPDATE SET payload = excluded.payload`,
+  );
   return {
+    upsertFetcherRun: db.transaction((fetcher: string, runStarted: number, isComplete: boolean) => {
+      addFetcher.run(fetcher);
+      upsertRun.run(fetcher, runStarted, isComplete ? 1 : 0);
+    }),
+    enqueue: db.transaction(
+      (fetcher: string, runStarted: number, entries: ReadonlyArray<readonly [string, string]>) => {
+        for (const [attrPath, payload] of entries) {
+          insert.run(runStarted, attrPath, payload, hash("md5", attrPath, "buffer").readInt32LE(0), fetcher);
+        }
+      },
+    ),
     dequeue: db.transaction((now: number) => {
       const row = select.get(now) as { fetcher_id: number; attr_path: string; payload: string } | undefined;
       if (!row) return undefined;
