@@ -1,6 +1,7 @@
-import { Backoff, sleep } from "@x/core";
+import { Backoff, type Logger, sleep } from "@x/core";
 import { redactUrl } from "@x/core/internal";
 import amqp, { type Channel, type ChannelModel } from "amqplib";
+import { classifyConnectFailure } from "./connect-failure.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { exchangeBindings, type QueueSpec, workerQueues } from "./routing.js";
 
@@ -17,20 +18,36 @@ export interface ConnectOptions {
   signal?: AbortSignal | undefined;
   /** The connection's name on the broker (`connection_name`: the management UI, `rabbitmqctl`, `stats`). */
   name?: string | undefined;
+  /** Where each failed attempt is logged, with its reason. Default: silent. */
+  logger?: Logger | undefined;
 }
 
 /**
- * Connects to the broker, retrying with the reconnect backoff until `timeoutMs` has passed.
+ * How long an address may keep refusing connections (or its host name fail to resolve) before a first
+ * connection gives up with `ERR_X_RMQ_STORAGE_UNREACHABLE`, in ms: room for a broker that is restarting, short
+ * enough that a wrong address fails within a few seconds.
+ */
+export const UNAVAILABLE_GRACE_MS = 3_000;
+
+/**
+ * Connects to the broker, retrying with the reconnect backoff until `timeoutMs` has passed. Each failed
+ * attempt is logged with its reason. A refusal by the broker (login, virtual host, TLS certificate) ends at
+ * once; an address where nothing answers ends after {@link UNAVAILABLE_GRACE_MS}.
  *
- * @throws `ERR_X_RMQ_STORAGE_CONNECT` when no connection could be made in time
+ * @throws `ERR_X_RMQ_STORAGE_ACCESS_REFUSED`, `ERR_X_RMQ_STORAGE_UNREACHABLE`, or `ERR_X_RMQ_STORAGE_CONNECT`
+ *   when no connection could be made in time (or the signal aborted); each message ends with the reason
  */
 export async function connectBroker(options: ConnectOptions): Promise<ChannelModel> {
-  const deadline = Date.now() + options.timeoutMs;
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
   const backoff = reconnectBackoff();
   const url = new URL(options.url);
+  const shown = redactUrl(options.url);
   // AMQP negotiates heartbeats in whole seconds; 0 disables them.
   if (!url.searchParams.has("heartbeat"))
     url.searchParams.set("heartbeat", String(Math.ceil(options.heartbeatMs / 1_000)));
+  /** When the address started to answer "nothing here" without a break. */
+  let unavailableSince: number | undefined;
   for (;;) {
     const left = deadline - Date.now();
     try {
@@ -41,14 +58,40 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
         ...(options.name === undefined ? {} : { clientProperties: { connection_name: options.name } }),
       });
     } catch (cause) {
-      const delay = backoff.next();
-      if (options.signal?.aborted || Date.now() + delay >= deadline)
+      if (options.signal?.aborted)
+        throw new RmqStorageError(ErrorCode.CONNECT, `connecting to RabbitMQ at ${shown} was aborted`, {
+          cause,
+        });
+      const failure = classifyConnectFailure(cause, options.url);
+      if (failure.kind === "config")
         throw new RmqStorageError(
-          ErrorCode.CONNECT,
-          `cannot connect to RabbitMQ at ${redactUrl(options.url)} within ${options.timeoutMs} ms`,
+          ErrorCode.ACCESS_REFUSED,
+          `cannot connect to RabbitMQ at ${shown}: ${failure.reason}`,
           { cause },
         );
-      await sleep(delay, { signal: options.signal }).catch(() => {});
+      unavailableSince = failure.kind === "unavailable" ? (unavailableSince ?? Date.now()) : undefined;
+      const delayMs = backoff.next();
+      const next = Date.now() + delayMs;
+      if (
+        unavailableSince !== undefined &&
+        (next >= deadline || next - unavailableSince > UNAVAILABLE_GRACE_MS)
+      )
+        throw new RmqStorageError(
+          ErrorCode.UNREACHABLE,
+          `cannot connect to RabbitMQ at ${shown}: ${failure.reason}`,
+          { cause },
+        );
+      if (next >= deadline)
+        throw new RmqStorageError(
+          ErrorCode.CONNECT,
+          `cannot connect to RabbitMQ at ${shown} within ${options.timeoutMs} ms: ${failure.reason}`,
+          { cause },
+        );
+      options.logger?.warn(
+        { url: shown, attempt: backoff.attempt, reason: failure.reason, retryInMs: Math.round(delayMs) },
+        "cannot connect to RabbitMQ yet; retrying",
+      );
+      await sleep(delayMs, { signal: options.signal }).catch(() => {});
     }
   }
 }

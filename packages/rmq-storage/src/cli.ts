@@ -115,6 +115,9 @@ ${infoFlagsHelp(24)}`,
 
 type Command = keyof typeof usage;
 
+/** sysexits' EX_UNAVAILABLE: the broker cannot be reached (refused, unknown host, or not within the timeout). */
+const EXIT_UNAVAILABLE = 69;
+
 async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.info) return answer(line, usage.serve);
@@ -258,9 +261,12 @@ async function main(argv: string[]): Promise<number> {
     if (
       XError.is(error, ErrorCode.INVALID_OPTION) ||
       XError.is(error, ErrorCode.BACKEND) ||
-      XError.is(error, ErrorCode.TOPOLOGY)
+      XError.is(error, ErrorCode.TOPOLOGY) ||
+      XError.is(error, ErrorCode.ACCESS_REFUSED)
     )
       return ExitCode.CONFIG;
+    if (XError.is(error, ErrorCode.UNREACHABLE) || XError.is(error, ErrorCode.CONNECT))
+      return EXIT_UNAVAILABLE;
     return ExitCode.FAILURE;
   }
 }

@@ -218,7 +218,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   async #connect(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const { url, heartbeatMs, logger } = this.#options;
     const both = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
-    const connection = await connectBroker({ url, heartbeatMs, timeoutMs, signal: both });
+    const connection = await connectBroker({ url, heartbeatMs, timeoutMs, signal: both, logger });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
       await declareExchanges(connection, this.#top);

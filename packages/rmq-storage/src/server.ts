@@ -341,6 +341,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       timeoutMs,
       signal: this.#reconnecting.signal,
       name: this.#name,
+      logger,
     });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
