@@ -8,7 +8,8 @@ import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { connectBroker, declareTopology, topology } from "../src/amqp.js";
+import { declareTopology, topology } from "../src/amqp.js";
+import { connectBroker } from "../src/connect.js";
 import {
   EntityType,
   openSqliteStorage,
