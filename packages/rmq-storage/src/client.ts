@@ -410,8 +410,14 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         for (const resume of this.#windowOpen.splice(0)) resume();
         // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
         if (error && error.message === "message nacked") {
-          this.#options.logger.error({ method: call.method }, "the broker nacked a message");
+          this.#options.logger.error(
+            { method: call.method },
+            "the broker nacked a message; reconnecting on a fresh channel",
+          );
           this.#settle(call, false);
+          // A channel whose quorum queue lost its leader can keep refusing every publish (seen on
+          // RabbitMQ 3.10 after a node was killed): the next publishes go out on a new connection.
+          link.connection.close().catch(() => {});
         }
       },
     );

@@ -4,6 +4,7 @@ import { XError } from "@x/core";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { waitFor } from "@x/test-support/wait-for";
+import amqp from "amqplib";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import {
   EntityType,
@@ -143,6 +144,29 @@ describe("quorum queues", () => {
       expect(XError.is(error, "ERR_X_RMQ_STORAGE_INVALID_OPTION"), String(error)).toBe(true);
     }
   });
+});
+
+describe("a broker that refuses a publish", () => {
+  it("resolves the call false and moves the client to a fresh connection", async () => {
+    const prefix = box.prefix();
+    const storage = await openSqliteStorage(":memory:");
+    onTestFinished(() => storage.close());
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix });
+    onTestFinished(() => client.close());
+    // A queue that takes nothing and refuses publishes: the broker nacks every message routed to it.
+    const connection = await amqp.connect(AMQP_URL);
+    onTestFinished(() => connection.close());
+    const channel = await connection.createChannel();
+    const queue = `${prefix}content_add.unknown.0`;
+    await channel.assertQueue(queue, { arguments: { "x-max-length": 0, "x-overflow": "reject-publish" } });
+    await channel.bindQueue(queue, `${prefix}content`, "content_add.unknown.0");
+    const reconnects: number[] = [];
+    client.on("reconnect", ({ attempt }) => reconnects.push(attempt));
+    const started = performance.now();
+    expect(await client.contentAdd(new Map([[inRange0(), 1n]]))).toBe(false);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await waitFor(() => reconnects.length > 0, 10_000, "the client to reconnect");
+  }, 30_000);
 });
 
 describe("several broker addresses", () => {
