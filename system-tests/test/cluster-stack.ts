@@ -1,7 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqliteStorage, type ProvenanceStorage, RmqStorageClient } from "@x/rmq-storage";
+import {
+  openSqliteStorage,
+  type ProvenanceStorage,
+  RmqStorageClient,
+  type RmqStorageClientOptions,
+} from "@x/rmq-storage";
 import { type RabbitCluster, rabbitmqInstalled, startRabbitCluster } from "@x/test-support/rabbitmq-cluster";
 import { uniqueName } from "@x/test-support/unique-name";
 import type { WriteCheck, WriteHistory } from "@x/test-support/write-checker";
@@ -27,6 +32,7 @@ async function connectClients(
       prefix,
       heartbeatMs: 5_000,
       waitMinMs: 20_000,
+      logger: errorsOnly(`client ${i}`),
     });
     onTestFinished(() => client.close());
     clients.push(client);
@@ -155,4 +161,16 @@ export async function writeUntil(
   writers.progress(label);
   await writers.reach(beforeFault);
   return writers;
+}
+
+/** A logger that prints only errors, named, so that a stalled run's log says why calls resolve `false`. */
+function errorsOnly(name: string): NonNullable<RmqStorageClientOptions["logger"]> {
+  const quiet = () => {};
+  return {
+    debug: quiet,
+    info: quiet,
+    warn: quiet,
+    error: (first: object | string, msg?: string) =>
+      console.log(`[${name}] ${typeof first === "string" ? first : `${msg ?? ""} ${JSON.stringify(first)}`}`),
+  };
 }
