@@ -8,6 +8,9 @@
  *     [--items-per-message N] [--max-items-per-write N] [--prefetch N] [--concurrency N]
  *     [--figures rss,throughput,relations,latency]
  *
+ * `--figures quorum` (not in the default set) compares classic and quorum queues on a 3-node RabbitMQ cluster
+ * of its own (started and removed by the bench), in turns, into SQLite.
+ *
  * `--figures metrics` (not in the default set) measures `serve --metrics`: the same calls through RabbitMQ on
  * SQLite without and with it, in turns (twice each, the faster run of each counts), while a scraper reads
  * `/metrics` every 250 ms (60 times a busy Prometheus' usual 15 s), and how long a scrape takes.
@@ -31,6 +34,7 @@ import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { startRabbitCluster } from "@x/test-support/rabbitmq-cluster";
 import { AMQP_URL, PG_URL, requireService } from "@x/test-support/services";
 import { uniqueName } from "@x/test-support/unique-name";
 import { waitFor } from "@x/test-support/wait-for";
@@ -55,7 +59,7 @@ const { values } = parseArgs({
     "max-items-per-write": { type: "string" }, // default: the server's default
     prefetch: { type: "string" }, // default: the server's default
     concurrency: { type: "string", default: "4" },
-    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale, metrics
+    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale, metrics, quorum
   },
 });
 const items = Number(values.items);
@@ -239,13 +243,14 @@ async function throughBroker<T>(
   spec: string,
   body: (client: RmqStorageClient, local: ProvenanceStorage, servers: ServerChild[]) => Promise<T>,
   groups: string[][] = [[]],
+  url = AMQP_URL,
 ) {
   const prefix = box.prefix();
   const servers = await Promise.all(
     groups.map((flags) =>
       spawnServer([
         "--amqp",
-        AMQP_URL,
+        url,
         "--storage",
         spec,
         "--prefix",
@@ -260,12 +265,7 @@ async function throughBroker<T>(
   const local = spec.startsWith("sqlite:")
     ? await openSqliteStorage(spec.slice(7))
     : await openSqliteStorage(":memory:");
-  const client = await RmqStorageClient.connect({
-    url: AMQP_URL,
-    storage: local,
-    prefix,
-    ...clientOptions,
-  });
+  const client = await RmqStorageClient.connect({ url, storage: local, prefix, ...clientOptions });
   try {
     return await body(client, local, servers);
   } finally {
@@ -273,7 +273,8 @@ async function throughBroker<T>(
     await local.close();
     for (const server of servers) server.child.kill("SIGTERM");
     await Promise.all(servers.map((server) => once(server.child, "exit")));
-    await deleteTopology(prefix);
+    // A broker of the bench's own (a cluster) goes away with its queues.
+    if (url === AMQP_URL) await deleteTopology(prefix);
   }
 }
 
@@ -513,6 +514,44 @@ try {
       scrapeP99Ms: at(0.99),
       ...options,
     });
+  }
+
+  if (figures.includes("quorum")) {
+    // Classic against quorum queues, in turns (classic, quorum, classic, quorum), on a 3-node cluster of the
+    // bench's own (the shared broker keeps its file handles: 165 quorum queues hold hundreds), into SQLite;
+    // the server and the client on the first node, the queues replicated on all three.
+    const cluster = await startRabbitCluster({ tag: "xb" });
+    try {
+      const calls = randomCalls(items, callSize);
+      const best = new Map<string, number>();
+      for (const type of ["classic", "quorum", "classic", "quorum"]) {
+        const target = await sqlite.fresh();
+        await target.storage.close();
+        const seconds = await throughBroker(
+          target.spec,
+          (client) => timed(calls, client, concurrency),
+          [["--queue-type", type]],
+          cluster.urls[0],
+        );
+        best.set(type, Math.min(best.get(type) ?? Number.POSITIVE_INFINITY, seconds));
+        print({
+          name: `contentAdd through RabbitMQ, ${type} queues, 3-node cluster`,
+          backend: "sqlite",
+          items,
+          callSize,
+          ...throughput(items, seconds),
+          ...options,
+        });
+      }
+      print({
+        name: "quorum ÷ classic queues, the faster of two runs each",
+        backend: "sqlite",
+        items,
+        ratio: +((best.get("classic") as number) / (best.get("quorum") as number)).toFixed(3),
+      });
+    } finally {
+      await cluster.close();
+    }
   }
 
   if (figures.includes("relations")) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { queueArguments, topology, topologyNames } from "./amqp.js";
+import { deadQueueArguments, queueArguments, topology, topologyNames } from "./amqp.js";
 import { workerQueues } from "./routing.js";
 
 const spec = workerQueues.find((q) => q.name === "content_add.unknown.0");
@@ -21,5 +21,27 @@ describe("topology names", () => {
     expect(topology("tenant1.").exchange("content")).toBe("tenant1.content");
     expect(topology("").exchange("content")).toBe("content");
     expect(spec && topology("").queue(spec)).toBe("content_add.unknown.0");
+  });
+});
+
+describe("queue arguments", () => {
+  it("classic queues: single active consumer and a dead-letter exchange, nothing else", () => {
+    expect(spec && queueArguments(topology(""), spec)).toEqual({
+      "x-single-active-consumer": true,
+      "x-dead-letter-exchange": "content.dead",
+    });
+    expect(deadQueueArguments()).toEqual({});
+  });
+
+  it("quorum queues add the type, the delivery limit and at-least-once dead-lettering", () => {
+    expect(spec && queueArguments(topology(""), spec, { type: "quorum", deliveryLimit: 7 })).toEqual({
+      "x-single-active-consumer": true,
+      "x-dead-letter-exchange": "content.dead",
+      "x-queue-type": "quorum",
+      "x-delivery-limit": 7,
+      "x-dead-letter-strategy": "at-least-once",
+      "x-overflow": "reject-publish",
+    });
+    expect(deadQueueArguments({ type: "quorum", deliveryLimit: 7 })).toEqual({ "x-queue-type": "quorum" });
   });
 });

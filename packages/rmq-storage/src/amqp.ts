@@ -1,57 +1,6 @@
-import { Backoff, sleep } from "@x/core";
-import { redactUrl } from "@x/core/internal";
-import amqp, { type Channel, type ChannelModel } from "amqplib";
+import type { Channel, ChannelModel } from "amqplib";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { exchangeBindings, type QueueSpec, workerQueues } from "./routing.js";
-
-/** The reconnect backoff of the client and the server: 100 ms, ×2, at most 5 s, ±20 %. */
-export const reconnectBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 5_000, jitter: 0.2 });
-
-/** How to reach the broker. */
-export interface ConnectOptions {
-  url: string;
-  /** Heartbeat interval, in ms; 0 disables heartbeats, others are rounded up to whole seconds. */
-  heartbeatMs: number;
-  /** Give up after this long, in ms. */
-  timeoutMs: number;
-  signal?: AbortSignal | undefined;
-  /** The connection's name on the broker (`connection_name`: the management UI, `rabbitmqctl`, `stats`). */
-  name?: string | undefined;
-}
-
-/**
- * Connects to the broker, retrying with the reconnect backoff until `timeoutMs` has passed.
- *
- * @throws `ERR_X_RMQ_STORAGE_CONNECT` when no connection could be made in time
- */
-export async function connectBroker(options: ConnectOptions): Promise<ChannelModel> {
-  const deadline = Date.now() + options.timeoutMs;
-  const backoff = reconnectBackoff();
-  const url = new URL(options.url);
-  // AMQP negotiates heartbeats in whole seconds; 0 disables them.
-  if (!url.searchParams.has("heartbeat"))
-    url.searchParams.set("heartbeat", String(Math.ceil(options.heartbeatMs / 1_000)));
-  for (;;) {
-    const left = deadline - Date.now();
-    try {
-      options.signal?.throwIfAborted();
-      return await amqp.connect(url.toString(), {
-        timeout: Math.max(100, left),
-        noDelay: true,
-        ...(options.name === undefined ? {} : { clientProperties: { connection_name: options.name } }),
-      });
-    } catch (cause) {
-      const delay = backoff.next();
-      if (options.signal?.aborted || Date.now() + delay >= deadline)
-        throw new RmqStorageError(
-          ErrorCode.CONNECT,
-          `cannot connect to RabbitMQ at ${redactUrl(options.url)} within ${options.timeoutMs} ms`,
-          { cause },
-        );
-      await sleep(delay, { signal: options.signal }).catch(() => {});
-    }
-  }
-}
 
 /** Names of a topology: the exchange and queue names of swh-provenance, each with an optional prefix (for tests and for several tenants on one broker). */
 export interface Topology {
@@ -73,12 +22,40 @@ export function topology(prefix: string): Topology {
   return { prefix, exchange: (name) => head + name, queue: (spec) => head + spec.name };
 }
 
+/**
+ * How the worker and dead-letter queues are declared: classic queues on one node, or quorum queues (Raft,
+ * replicated on the nodes of a cluster) whose messages dead-letter after `deliveryLimit` failed deliveries.
+ */
+export type QueueKind = { type: "classic" } | { type: "quorum"; deliveryLimit: number };
+
+/** Classic queues: what a single broker needs, and the default. */
+export const CLASSIC: QueueKind = { type: "classic" };
+
 /** The arguments every worker queue is declared with. */
-export function queueArguments(top: Topology, spec: QueueSpec): Record<string, unknown> {
-  return {
+export function queueArguments(
+  top: Topology,
+  spec: QueueSpec,
+  kind: QueueKind = CLASSIC,
+): Record<string, unknown> {
+  const common = {
     "x-single-active-consumer": true,
     "x-dead-letter-exchange": `${top.exchange(spec.exchange)}.dead`,
   };
+  if (kind.type === "classic") return common;
+  return {
+    ...common,
+    "x-queue-type": "quorum",
+    "x-delivery-limit": kind.deliveryLimit,
+    // Dead-letter with publisher confirms (RabbitMQ ≥ 3.10): a dead-lettered message is kept until the
+    // dead-letter queue has it, rather than dropped if that queue is unavailable at the moment.
+    "x-dead-letter-strategy": "at-least-once",
+    "x-overflow": "reject-publish",
+  };
+}
+
+/** The arguments a dead-letter queue is declared with. */
+export function deadQueueArguments(kind: QueueKind = CLASSIC): Record<string, unknown> {
+  return kind.type === "classic" ? {} : { "x-queue-type": "quorum" };
 }
 
 async function declareAll(
@@ -121,7 +98,7 @@ export function declareExchanges(connection: ChannelModel, top: Topology): Promi
 
 /**
  * Declares the whole topology: the exchanges, the dead-letter fanout exchanges and queues, and the worker
- * queues of `queues` with their bindings.
+ * queues of `queues` with their bindings, all of `kind`.
  *
  * @throws `ERR_X_RMQ_STORAGE_TOPOLOGY` naming an exchange or queue that exists with other arguments
  */
@@ -129,20 +106,24 @@ export async function declareTopology(
   connection: ChannelModel,
   top: Topology,
   queues: readonly QueueSpec[] = workerQueues,
+  kind: QueueKind = CLASSIC,
 ) {
   await declareExchanges(connection, top);
   const steps: Array<[string, (channel: Channel) => Promise<unknown>]> = [];
   for (const name of Object.keys(exchangeBindings)) {
     const dead = `${top.exchange(name)}.dead`;
     steps.push([`exchange ${dead}`, (channel) => channel.assertExchange(dead, "fanout", { durable: true })]);
-    steps.push([`queue ${dead}`, (channel) => channel.assertQueue(dead, { durable: true })]);
+    steps.push([
+      `queue ${dead}`,
+      (channel) => channel.assertQueue(dead, { durable: true, arguments: deadQueueArguments(kind) }),
+    ]);
     steps.push([`binding ${dead}`, (channel) => channel.bindQueue(dead, dead, "")]);
   }
   for (const spec of queues) {
     const name = top.queue(spec);
     steps.push([
       `queue ${name}`,
-      (channel) => channel.assertQueue(name, { durable: true, arguments: queueArguments(top, spec) }),
+      (channel) => channel.assertQueue(name, { durable: true, arguments: queueArguments(top, spec, kind) }),
     ]);
     steps.push([
       `binding ${name}`,

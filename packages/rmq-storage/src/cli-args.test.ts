@@ -4,7 +4,14 @@ import { XError } from "@x/core";
 import { UsageError } from "@x/core/internal";
 import { testTempDir } from "@x/test-support/temp-dir";
 import { describe, expect, it } from "vitest";
-import { parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl, type UrlSource } from "./cli-args.js";
+import {
+  brokerUrls,
+  parseServeArgs,
+  parseStatsArgs,
+  parseTeardownArgs,
+  readUrl,
+  type UrlSource,
+} from "./cli-args.js";
 import { ErrorCode } from "./errors.js";
 
 const env = { AMQP_URL: "amqp://env-user:env-pw@h/", STORAGE_URL: "postgres://u:env-pw@db/x" };
@@ -97,3 +104,34 @@ describe("serve --metrics", () => {
     expect(() => parseServeArgs(["--management", "http://m/"], env)).toThrow(UsageError);
   });
 });
+
+describe("several brokers and quorum queues on the command line", () => {
+  it("--amqp given several times, or several URLs in AMQP_URL or a file, are the nodes of a cluster", () => {
+    const line = parseServeArgs(["--amqp", "amqp://a/", "--amqp", "amqp://b/", "--storage", "sqlite:x"], {});
+    expect(brokerUrls(readUrlNow(sources(line).amqp))).toEqual(["amqp://a/", "amqp://b/"]);
+    expect(brokerUrls(" amqp://a/\n amqp://b/\tamqp://c/ ")).toEqual(["amqp://a/", "amqp://b/", "amqp://c/"]);
+    expect(brokerUrls(" amqp://a/\n")).toBe("amqp://a/");
+  });
+
+  it("--queue-type is classic or quorum; --delivery-limit needs quorum and a positive integer", () => {
+    const base = ["--amqp", "amqp://a/", "--storage", "sqlite:x"];
+    expect(parseServeArgs([...base, "--queue-type", "quorum", "--delivery-limit", "5"], {})).toMatchObject({
+      queueType: "quorum",
+      deliveryLimit: 5,
+    });
+    expect(parseServeArgs(base, {})).toMatchObject({ queueType: undefined, deliveryLimit: undefined });
+    for (const bad of [
+      ["--queue-type", "stream"],
+      ["--delivery-limit", "5"],
+      ["--queue-type", "classic", "--delivery-limit", "5"],
+      ["--queue-type", "quorum", "--delivery-limit", "-1"],
+    ])
+      expect(() => parseServeArgs([...base, ...bad], {}), bad.join(" ")).toThrow(UsageError);
+  });
+});
+
+/** The URL of a source given on the command line. */
+function readUrlNow(source: UrlSource): string {
+  if (!("url" in source)) throw new Error("expected a URL, not a file");
+  return source.url;
+}

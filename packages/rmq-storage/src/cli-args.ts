@@ -52,6 +52,15 @@ export function urlSource(
 }
 
 /**
+ * The broker URL, or the URLs of a cluster's nodes: `--amqp` given several times, or several URLs separated
+ * by white space in `AMQP_URL` or in the `--amqp-file` (a URL never contains white space).
+ */
+export function brokerUrls(text: string): string | string[] {
+  const urls = text.trim().split(/\s+/);
+  return urls.length === 1 ? (urls[0] as string) : urls;
+}
+
+/**
  * The URL a source names; a file is read as UTF-8 and trimmed. A file that every user may read (mode `o+r`)
  * is refused: it is meant to hold a password (`chmod 600` it, or `640` with a group).
  *
@@ -124,6 +133,8 @@ export interface ServeCommandLine {
   processes: number | undefined;
   ranges: string[] | undefined;
   standbyWaitMs: number | undefined;
+  queueType: "classic" | "quorum" | undefined;
+  deliveryLimit: number | undefined;
   prefix: string | undefined;
   heartbeatMs: number | undefined;
   readyFd: string | undefined;
@@ -143,7 +154,7 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
   const { values } = parseCommandLine({
     args,
     options: {
-      amqp: { type: "string" },
+      amqp: { type: "string", multiple: true },
       "amqp-file": { type: "string" },
       storage: { type: "string" },
       "storage-file": { type: "string" },
@@ -152,6 +163,8 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       processes: { type: "string" },
       ranges: { type: "string" },
       standby: { type: "string" },
+      "queue-type": { type: "string" },
+      "delivery-limit": { type: "string" },
       prefix: { type: "string" },
       heartbeat: { type: "string" },
       "ready-fd": { type: "string" },
@@ -163,7 +176,14 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
   });
   const info = infoRequest(values);
   if (info) return info;
-  const amqp = urlSource("serve", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL);
+  const amqp = urlSource(
+    "serve",
+    "amqp",
+    values.amqp?.join(" "),
+    values["amqp-file"],
+    "AMQP_URL",
+    env.AMQP_URL,
+  );
   const storage = urlSource(
     "serve",
     "storage",
@@ -178,6 +198,11 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       `--ranges expects hex digits and spans such as 0-7 or 0,3,a-c, got ${JSON.stringify(values.ranges)}`,
     );
   const log = readLogFlags(values);
+  const queueType = values["queue-type"];
+  if (queueType !== undefined && queueType !== "classic" && queueType !== "quorum")
+    throw new UsageError(`--queue-type expects classic or quorum, got ${JSON.stringify(queueType)}`);
+  if (values["delivery-limit"] !== undefined && queueType !== "quorum")
+    throw new UsageError("--delivery-limit needs --queue-type quorum");
   if (values.management !== undefined && values.metrics === undefined)
     throw new UsageError("--management is read by --metrics: give both, or neither");
   return {
@@ -189,6 +214,8 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     processes: positiveInt("--processes", values.processes),
     ranges,
     standbyWaitMs: standby(values.standby),
+    queueType,
+    deliveryLimit: positiveInt("--delivery-limit", values["delivery-limit"]),
     prefix: values.prefix,
     heartbeatMs: heartbeat(values.heartbeat),
     readyFd: values["ready-fd"],
@@ -221,7 +248,7 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
   const { values } = parseCommandLine({
     args,
     options: {
-      amqp: { type: "string" },
+      amqp: { type: "string", multiple: true },
       "amqp-file": { type: "string" },
       management: { type: "string" },
       prefix: { type: "string" },
@@ -233,7 +260,7 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
   if (info) return info;
   return {
     info: false,
-    amqp: urlSource("stats", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL),
+    amqp: urlSource("stats", "amqp", values.amqp?.join(" "), values["amqp-file"], "AMQP_URL", env.AMQP_URL),
     management: values.management,
     prefix: values.prefix,
     json: values.json === true,
@@ -260,7 +287,7 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
   const { values } = parseCommandLine({
     args,
     options: {
-      amqp: { type: "string" },
+      amqp: { type: "string", multiple: true },
       "amqp-file": { type: "string" },
       prefix: { type: "string" },
       force: { type: "boolean" },
@@ -284,7 +311,14 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
         );
   return {
     info: false,
-    amqp: urlSource("teardown", "amqp", values.amqp, values["amqp-file"], "AMQP_URL", env.AMQP_URL),
+    amqp: urlSource(
+      "teardown",
+      "amqp",
+      values.amqp?.join(" "),
+      values["amqp-file"],
+      "AMQP_URL",
+      env.AMQP_URL,
+    ),
     prefix: values.prefix,
     force: values.force === true,
     dropStorage: drop,

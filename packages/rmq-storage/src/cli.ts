@@ -12,7 +12,15 @@ import {
   redactUrl,
   UsageError,
 } from "@x/core/internal";
-import { type InfoRequest, parseServeArgs, parseStatsArgs, parseTeardownArgs, readUrl } from "./cli-args.js";
+import {
+  brokerUrls,
+  type InfoRequest,
+  parseServeArgs,
+  parseStatsArgs,
+  parseTeardownArgs,
+  readUrl,
+} from "./cli-args.js";
+import { redactUrls } from "./connect.js";
 import { ErrorCode } from "./errors.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 import { RmqStorageServer } from "./server.js";
@@ -48,7 +56,9 @@ its file flag, else from its environment variable (AMQP_URL, STORAGE_URL). A fil
 alone (surrounding white space ignored) and must not be readable by every user.
 
 Options:
-  --amqp URL          the broker (amqp:// or amqps://); default $AMQP_URL
+  --amqp URL          the broker (amqp:// or amqps://); default $AMQP_URL; repeat it
+                      for the nodes of a cluster (or separate URLs with spaces in
+                      AMQP_URL or the file): a lost connection moves to the next
   --amqp-file FILE    read the broker URL from FILE
   --storage SPEC      sqlite:PATH, or postgres://…[?schema=NAME]; default $STORAGE_URL
   --storage-file FILE read the storage spec from FILE
@@ -64,6 +74,10 @@ Options:
                       server consumes it, or after T seconds (s, m, h, d suffixes
                       allowed) if none does; on every (re)connect (default: active)
   --processes N       child processes sharing the ranges (default 1)
+  --queue-type T      classic (default) or quorum: quorum queues, replicated on the
+                      nodes of a cluster; every server of a topology uses the same
+  --delivery-limit N  with --queue-type quorum: dead-letter a message after N failed
+                      deliveries (default 20)
   --prefix P          name every exchange and queue P.<name> (default: no prefix)
   --heartbeat T       AMQP heartbeat interval in seconds, or with an s, m, h or d suffix
                       (default 10; rounded up to whole seconds; 0 disables heartbeats)
@@ -115,11 +129,14 @@ ${infoFlagsHelp(24)}`,
 
 type Command = keyof typeof usage;
 
+/** sysexits' EX_UNAVAILABLE: the broker cannot be reached (refused, unknown host, or not within the timeout). */
+const EXIT_UNAVAILABLE = 69;
+
 async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.info) return answer(line, usage.serve);
   const fd = readyFd(line.readyFd);
-  const [url, storage] = [await readUrl(line.amqp), await readUrl(line.storage)];
+  const [url, storage] = [brokerUrls(await readUrl(line.amqp)), await readUrl(line.storage)];
   if (!isStorageSpec(storage)) {
     process.stderr.write(
       `x-rmq-storage: unsupported storage from ${line.storage.from}: ${JSON.stringify(redactUrl(storage))} (expected sqlite:PATH or postgres://…)\n`,
@@ -136,6 +153,8 @@ async function serve(args: string[]): Promise<number> {
     ...defined("processes", line.processes),
     ...defined("ranges", line.ranges),
     ...defined("standbyWaitMs", line.standbyWaitMs),
+    ...defined("queueType", line.queueType),
+    ...defined("deliveryLimit", line.deliveryLimit),
     ...defined("prefix", line.prefix),
     ...defined("heartbeatMs", line.heartbeatMs),
     ...defined("metrics", line.metrics),
@@ -152,7 +171,7 @@ async function serve(args: string[]): Promise<number> {
   void signalled.then(() => {
     stopping = true;
   });
-  logger.info({ url: redactUrl(url), storage: redactUrl(storage) }, "starting");
+  logger.info({ url: redactUrls(url), storage: redactUrl(storage) }, "starting");
   try {
     const server = await RmqStorageServer.start(options);
     server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
@@ -174,7 +193,7 @@ async function stats(args: string[]): Promise<number> {
   const line = parseStatsArgs(args, process.env);
   if (line.info) return answer(line, usage.stats);
   const rows = await queueStats({
-    url: await readUrl(line.amqp),
+    url: brokerUrls(await readUrl(line.amqp)),
     ...defined("management", line.management),
     ...defined("prefix", line.prefix),
   });
@@ -207,7 +226,7 @@ const answer = (request: InfoRequest, text: string): number => cli.answer(reques
 async function teardown(args: string[]): Promise<number> {
   const line = parseTeardownArgs(args, process.env);
   if (line.info) return answer(line, usage.teardown);
-  const url = await readUrl(line.amqp);
+  const url = brokerUrls(await readUrl(line.amqp));
   const spec = line.dropStorage === undefined ? undefined : await readUrl(line.dropStorage);
   if (spec !== undefined && !isStorageSpec(spec)) {
     process.stderr.write(
@@ -258,9 +277,12 @@ async function main(argv: string[]): Promise<number> {
     if (
       XError.is(error, ErrorCode.INVALID_OPTION) ||
       XError.is(error, ErrorCode.BACKEND) ||
-      XError.is(error, ErrorCode.TOPOLOGY)
+      XError.is(error, ErrorCode.TOPOLOGY) ||
+      XError.is(error, ErrorCode.ACCESS_REFUSED)
     )
       return ExitCode.CONFIG;
+    if (XError.is(error, ErrorCode.UNREACHABLE) || XError.is(error, ErrorCode.CONNECT))
+      return EXIT_UNAVAILABLE;
     return ExitCode.FAILURE;
   }
 }

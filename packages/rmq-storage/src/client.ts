@@ -2,18 +2,17 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { type InspectOptions, inspect } from "node:util";
 import { Backoff, type Logger, sleep } from "@x/core";
-import { durationMs, inspectAs, parseOptions, redactUrl } from "@x/core/internal";
+import { durationMs, inspectAs, parseOptions } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { z } from "zod";
 import {
-  connectBroker,
   declareExchanges,
   firstQueueWithoutConsumer,
-  reconnectBackoff,
   type Topology,
   topology,
   topologyNames,
 } from "./amqp.js";
+import { connectBroker, reconnectBackoff, redactUrls } from "./connect.js";
 import { DEFAULT_ITEMS_PER_MESSAGE } from "./defaults.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
@@ -36,8 +35,12 @@ import { decodeReply, encodeRequest, MAX_ITEMS } from "./wire.js";
 
 /** Options of {@link RmqStorageClient.connect}. */
 export interface RmqStorageClientOptions {
-  /** The broker, `amqp://` or `amqps://`. Required. */
-  url: string;
+  /**
+   * The broker, `amqp://` or `amqps://`; or the nodes of a cluster, a list of such URLs: the client connects
+   * to the first that answers and, when its connection is lost, moves on to the next one (and republishes
+   * what was not confirmed). Required.
+   */
+  url: string | string[];
   /** Serves every read; should be the database the server writes to. The client never closes it. Required. */
   storage: ProvenanceStorage;
   /**
@@ -179,6 +182,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   /** The bytes of their bodies; publishing also pauses at {@link CONFIRM_WINDOW_BYTES}. */
   #unconfirmedBytes = 0;
   #windowOpen: Array<() => void> = [];
+  /** Counts lost connections: each reconnect starts with the next broker address. */
+  #turn = 0;
 
   /** `RmqStorageClient { url, prefix }`, the URL's password shown as `***`. */
   [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
@@ -186,13 +191,17 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   }
 
   /** What `JSON.stringify` shows: the URL with its password as `***`, and the prefix. */
-  toJSON(): { url: string; prefix: string } {
-    return { url: redactUrl(this.#options.url), prefix: this.#options.prefix };
+  toJSON(): { url: string | string[]; prefix: string } {
+    const { url, prefix } = this.#options;
+    return { url: redactUrls(url), prefix };
   }
 
-  /** What `String()` shows: `RmqStorageClient amqp://user:***@host/`, the URL's password as `***`. */
+  /**
+   * What `String()` shows: `RmqStorageClient amqp://user:***@host/`, the URL's password as `***` (several URLs
+   * separated by spaces).
+   */
   override toString(): string {
-    return `RmqStorageClient ${this.toJSON().url}`;
+    return `RmqStorageClient ${[this.toJSON().url].flat().join(" ")}`;
   }
 
   private constructor(options: z.output<typeof optionsSchema>) {
@@ -218,7 +227,14 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   async #connect(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const { url, heartbeatMs, logger } = this.#options;
     const both = signal ? AbortSignal.any([signal, this.#closing.signal]) : this.#closing.signal;
-    const connection = await connectBroker({ url, heartbeatMs, timeoutMs, signal: both });
+    const connection = await connectBroker({
+      url,
+      first: this.#turn,
+      heartbeatMs,
+      timeoutMs,
+      signal: both,
+      logger,
+    });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
       await declareExchanges(connection, this.#top);
@@ -283,6 +299,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
 
   #lost(link: Link): void {
     if (this.#link !== link) return;
+    this.#turn++;
     this.#link = undefined;
     link.connection.close().catch(() => {});
     if (this.#closed) return;
@@ -393,8 +410,14 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         for (const resume of this.#windowOpen.splice(0)) resume();
         // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
         if (error && error.message === "message nacked") {
-          this.#options.logger.error({ method: call.method }, "the broker nacked a message");
+          this.#options.logger.error(
+            { method: call.method },
+            "the broker nacked a message; reconnecting on a fresh channel",
+          );
           this.#settle(call, false);
+          // A channel whose quorum queue lost its leader can keep refusing every publish (seen on
+          // RabbitMQ 3.10 after a node was killed): the next publishes go out on a new connection.
+          link.connection.close().catch(() => {});
         }
       },
     );

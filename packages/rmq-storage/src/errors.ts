@@ -8,8 +8,22 @@ export const ErrorCode = {
   INVALID_OPTION: "ERR_X_RMQ_STORAGE_INVALID_OPTION",
   /** A method was called after `close()` / `stop()`. */
   CLOSED: "ERR_X_RMQ_STORAGE_CLOSED",
-  /** The broker could not be reached within `connectTimeoutMs`. */
+  /**
+   * The broker could not be reached within `connectTimeoutMs` (timeouts, resets, a broker still booting);
+   * the message ends with the last attempt's reason.
+   */
   CONNECT: "ERR_X_RMQ_STORAGE_CONNECT",
+  /**
+   * The broker refused the connection for good: login refused (403 ACCESS_REFUSED), a virtual host that does
+   * not exist or that the user may not open (530 NOT_ALLOWED), a TLS certificate that does not verify.
+   * Not retried; the message gives the broker's reason. A configuration error (the CLI exits 78).
+   */
+  ACCESS_REFUSED: "ERR_X_RMQ_STORAGE_ACCESS_REFUSED",
+  /**
+   * Nothing answers at any of the broker addresses: the connection is refused or the host name does not
+   * resolve, for 3 s in a row when connecting at start. The broker is unavailable (the CLI exits 69).
+   */
+  UNREACHABLE: "ERR_X_RMQ_STORAGE_UNREACHABLE",
   /** An exchange or queue already exists with other arguments. */
   TOPOLOGY: "ERR_X_RMQ_STORAGE_TOPOLOGY",
   /** A queue of the topology to delete has a consumer or holds messages (delete it anyway with `force`). */

@@ -16,11 +16,15 @@ export const intIn = (what: string, min: number, max: number) =>
     .min(min, { error: `an integer ${what} between ${min} and ${max}` })
     .max(max, { error: `an integer ${what} between ${min} and ${max}` });
 
+const amqpUrl = z
+  .string({ error: "an amqp:// or amqps:// URL" })
+  .regex(/^amqps?:\/\/./, { error: "an amqp:// or amqps:// URL" });
+
 /** Options shared by the server and the client. */
 export const brokerOptions = {
-  url: z
-    .string({ error: "an amqp:// or amqps:// URL" })
-    .regex(/^amqps?:\/\/./, { error: "an amqp:// or amqps:// URL" }),
+  url: z.union([amqpUrl, z.array(amqpUrl).min(1)], {
+    error: "an amqp:// or amqps:// URL, or a non-empty list of them (the nodes of a cluster)",
+  }),
   connectTimeoutMs: durationMs({ min: 1, max: 3_600_000, integer: true }).default(30_000),
   heartbeatMs: durationMs({ max: 3_600_000, integer: true }).default(10_000),
   prefix: z

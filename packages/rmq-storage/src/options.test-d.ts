@@ -35,6 +35,8 @@ describe("option names and units", () => {
       | "prefix"
       | "ranges"
       | "standbyWaitMs"
+      | "queueType"
+      | "deliveryLimit"
       | "metrics"
       | "logger"
     >();

@@ -22,7 +22,7 @@ export interface ProcessGroup {
 
 /** Options a child receives: the parent's, minus what cannot cross a process boundary. */
 export interface ChildOptions {
-  url: string;
+  url: string | string[];
   storage: string;
   maxItemsPerWrite: number;
   prefetch: number;
@@ -31,6 +31,8 @@ export interface ChildOptions {
   prefix: string;
   ranges: string[];
   standbyWaitMs: number;
+  queueType: "classic" | "quorum";
+  deliveryLimit?: number | undefined;
 }
 
 /** Splits `ranges` into `n` contiguous groups of nearly equal size. */

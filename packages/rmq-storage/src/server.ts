@@ -12,7 +12,8 @@ import {
 } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { z } from "zod";
-import { connectBroker, declareTopology, reconnectBackoff, type Topology, topology } from "./amqp.js";
+import { declareTopology, type QueueKind, type Topology, topology } from "./amqp.js";
+import { connectBroker, reconnectBackoff, redactUrls, urlList } from "./connect.js";
 import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { type ManagementApi, managementApi, managementBase } from "./management.js";
@@ -30,8 +31,25 @@ export type { ServerEvents } from "./queue-worker.js";
 
 /** Options of {@link RmqStorageServer.start}. */
 export interface RmqStorageServerOptions {
-  /** The broker, `amqp://` or `amqps://`. Required. */
-  url: string;
+  /**
+   * The broker, `amqp://` or `amqps://`; or the nodes of a cluster, a list of such URLs: the server connects
+   * to the first that answers and, when its connection is lost, moves on to the next one. Required.
+   */
+  url: string | string[];
+  /**
+   * `"classic"` (default): classic queues, as in swh-provenance, for a single broker. `"quorum"`: quorum
+   * queues, replicated on the nodes of a RabbitMQ cluster (a message confirmed to the client survives while a
+   * majority of them do), with single active consumer and a {@link deliveryLimit}; the dead-letter queues are
+   * quorum queues too. Every server of a topology must use the same type: a queue declared with the other
+   * one rejects with `ERR_X_RMQ_STORAGE_TOPOLOGY`.
+   */
+  queueType?: "classic" | "quorum";
+  /**
+   * With `queueType: "quorum"` only: after this many failed deliveries of a message (its batch could not be
+   * written, or the server died holding it) the broker dead-letters it to `<exchange>.dead` instead of
+   * delivering it again. An integer 1…1 000 000. Default 20 (RabbitMQ 4's default).
+   */
+  deliveryLimit?: number;
   /**
    * Where to write: a factory called once per server process (the server closes what it returns), or a
    * string `sqlite:PATH` / `postgres://…[?schema=NAME]` (required with `processes > 1`). Required.
@@ -131,6 +149,8 @@ const optionsSchema = z
       )
       .default([...allRanges]),
     standbyWaitMs: durationMs({ max: 3_600_000, integer: true }).default(0),
+    queueType: z.enum(["classic", "quorum"], { error: '"classic" or "quorum"' }).default("classic"),
+    deliveryLimit: intIn("number of deliveries", 1, 1_000_000).optional(),
     metrics: z
       .strictObject({
         host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
@@ -143,10 +163,17 @@ const optionsSchema = z
     path: ["processes"],
     error: "1 unless storage is a string (sqlite:PATH or postgres://…)",
   })
+  .refine((options) => options.deliveryLimit === undefined || options.queueType === "quorum", {
+    path: ["deliveryLimit"],
+    error: 'nothing unless queueType is "quorum" (classic queues have no delivery limit)',
+  })
   .transform((options) => ({
     ...options,
     prefetch: options.prefetch ?? defaultPrefetch(options.maxItemsPerWrite),
   }));
+
+/** The default `deliveryLimit` of quorum queues: RabbitMQ 4's own default. */
+const DEFAULT_DELIVERY_LIMIT = 20;
 
 type Parsed = z.output<typeof optionsSchema>;
 
@@ -175,6 +202,8 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   #group: ProcessGroup | undefined;
   #metrics: ReadOnlyHttpServer | undefined;
   #stopped: Promise<void> | undefined;
+  /** Counts lost connections: each reconnect starts with the next broker address. */
+  #turn = 0;
 
   /** `RmqStorageServer { url, storage, prefix, ranges, processes }`, the URLs' passwords shown as `***`. */
   [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
@@ -182,10 +211,10 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   }
 
   /** What `JSON.stringify` shows: the URL and the storage with their passwords as `***`. */
-  toJSON(): { url: string; storage: string; prefix: string; ranges: string; processes: number } {
+  toJSON(): { url: string | string[]; storage: string; prefix: string; ranges: string; processes: number } {
     const { url, storage, prefix, ranges, processes } = this.#options;
     return {
-      url: redactUrl(url),
+      url: redactUrls(url),
       storage: typeof storage === "string" ? redactUrl(storage) : "(factory)",
       prefix,
       ranges: formatRanges(ranges),
@@ -196,7 +225,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   /** What `String()` shows: `RmqStorageServer <broker URL> <storage>`, the passwords as `***`. */
   override toString(): string {
     const { url, storage } = this.toJSON();
-    return `RmqStorageServer ${url} ${storage}`;
+    return `RmqStorageServer ${[url].flat().join(" ")} ${storage}`;
   }
 
   private constructor(options: Parsed) {
@@ -253,7 +282,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
    */
   async #serveMetrics(endpoint: NonNullable<Parsed["metrics"]>): Promise<ReadOnlyHttpServer> {
     const { url, logger } = this.#options;
-    const management = metricsManagement(url, endpoint.management, logger);
+    const management = metricsManagement(urlList(url)[0] as string, endpoint.management, logger);
     const { RmqStorageMetrics } = await import("./metrics.js");
     const metrics = new RmqStorageMetrics({
       queues: this.#servedQueues(),
@@ -324,8 +353,9 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     }
     logger.info(
       {
-        url: redactUrl(this.#options.url),
+        url: redactUrls(this.#options.url),
         queues: queues.size,
+        queueType: this.#options.queueType,
         ranges: formatRanges(this.#options.ranges),
         standby: this.#options.standbyWaitMs > 0,
       },
@@ -337,15 +367,17 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     const { url, heartbeatMs, prefetch, logger } = this.#options;
     const connection = await connectBroker({
       url,
+      first: this.#turn,
       heartbeatMs,
       timeoutMs,
       signal: this.#reconnecting.signal,
       name: this.#name,
+      logger,
     });
     try {
       connection.on("error", (error) => logger.warn({ err: error }, "broker connection error"));
       const queues = workerQueues.filter((spec) => this.#options.ranges.includes(spec.range));
-      await declareTopology(connection, this.#top, queues);
+      await declareTopology(connection, this.#top, queues, this.#queueKind());
       const channel = await connection.createChannel();
       channel.on("error", (error) => logger.warn({ err: error }, "broker channel error"));
       await channel.prefetch(prefetch, false);
@@ -417,8 +449,17 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     }
   }
 
+  /** The kind of queues this server declares. */
+  #queueKind(): QueueKind {
+    const { queueType, deliveryLimit } = this.#options;
+    return queueType === "quorum"
+      ? { type: "quorum", deliveryLimit: deliveryLimit ?? DEFAULT_DELIVERY_LIMIT }
+      : { type: "classic" };
+  }
+
   #lost(connection: ChannelModel, channel: Channel): void {
     if (this.#channel !== channel) return;
+    this.#turn++;
     this.#channel = undefined;
     this.#connection = undefined;
     for (const worker of this.#workers.values()) worker.forget(channel);

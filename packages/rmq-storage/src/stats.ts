@@ -1,4 +1,5 @@
-import { checkEach, connectBroker, topology, topologyNames } from "./amqp.js";
+import { checkEach, topology, topologyNames } from "./amqp.js";
+import { connectBroker, urlList } from "./connect.js";
 import { type ManagementApi, managementApi, managementBase } from "./management.js";
 import { checkSecretOptions } from "./secrets.js";
 
@@ -18,8 +19,8 @@ export interface QueueStats {
 
 /** Options of {@link queueStats}. */
 export interface QueueStatsOptions {
-  /** The broker. */
-  url: string;
+  /** The broker, or the nodes of a cluster (the first that answers is asked; the management API of the first). */
+  url: string | string[];
   /**
    * The management HTTP API, with the AMQP credentials unless it names its own. Default
    * `https://<amqp host>:15671` for an `amqps://` broker URL, `http://<amqp host>:15672` for an `amqp://` one
@@ -44,7 +45,8 @@ export interface QueueStatsOptions {
  */
 export async function queueStats(options: QueueStatsOptions): Promise<QueueStats[]> {
   checkSecretOptions(options);
-  const base = managementBase(options.url, options.management);
+  const first = urlList(options.url)[0] as string;
+  const base = managementBase(first, options.management);
   const { queues, deadQueues } = topologyNames(topology(options.prefix ?? ""));
   const names = [...queues, ...deadQueues];
   const connection = await connectBroker({
@@ -58,7 +60,7 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
         const ok = await channel.checkQueue(name);
         return { ready: ok.messageCount, consumers: ok.consumerCount };
       }),
-      managementFigures(managementApi(options.url, base)),
+      managementFigures(managementApi(first, base)),
     ]);
     return names.map((queue) => ({
       queue,

@@ -1,14 +1,15 @@
 import { parseOptions } from "@x/core/internal";
 import { z } from "zod";
-import { checkEach, connectBroker, topology, topologyNames } from "./amqp.js";
+import { checkEach, topology, topologyNames } from "./amqp.js";
+import { connectBroker } from "./connect.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
 import { brokerOptions } from "./option-schemas.js";
 import { checkSecretOptions } from "./secrets.js";
 
 /** Options of {@link deleteTopology}. */
 export interface DeleteTopologyOptions {
-  /** The broker, `amqp://` or `amqps://`. Required. */
-  url: string;
+  /** The broker, `amqp://` or `amqps://`, or the nodes of a cluster. Required. */
+  url: string | string[];
   /** The topology's name prefix, as given to the server and the client. Default `""` (the unprefixed names). */
   prefix?: string;
   /**

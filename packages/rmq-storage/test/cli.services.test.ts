@@ -190,9 +190,9 @@ describe("x-rmq-storage", () => {
     expect(table.stdout.split("\n")[0]).toMatch(/^queue\s+ready\s+unacked\s+consumers\s+active$/);
   }, 60_000);
 
-  it("stats exits 1 when the broker cannot be reached", async () => {
+  it("stats exits 69 when the broker cannot be reached", async () => {
     const { code, stderr } = await runCli(["stats", "--amqp", "amqp://guest:guest@127.0.0.1:1"]);
-    expect(code).toBe(1);
+    expect(code).toBe(69);
     expect(stderr).toContain("cannot connect");
   }, 30_000);
 });

@@ -8,7 +8,8 @@ import { startTcpProxy } from "@x/test-support/tcp-proxy";
 import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ConsumeMessage } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
-import { connectBroker, declareTopology, topology } from "../src/amqp.js";
+import { declareTopology, topology } from "../src/amqp.js";
+import { connectBroker } from "../src/connect.js";
 import {
   EntityType,
   openSqliteStorage,
@@ -158,11 +159,11 @@ describe("options", () => {
     }
   });
 
-  it("client: no broker within connectTimeoutMs rejects with ERR_X_RMQ_STORAGE_CONNECT", async () => {
+  it("client: no broker within connectTimeoutMs rejects with ERR_X_RMQ_STORAGE_UNREACHABLE", async () => {
     const storage = await openSqliteStorage(":memory:");
     const started = Date.now();
     expect(await code(RmqStorageClient.connect({ url: unreachable, storage, connectTimeoutMs: 400 }))).toBe(
-      "ERR_X_RMQ_STORAGE_CONNECT",
+      "ERR_X_RMQ_STORAGE_UNREACHABLE",
     );
     expect(Date.now() - started).toBeLessThan(3_000);
     await storage.close();
@@ -199,7 +200,7 @@ describe("options", () => {
     }
     expect(opened).toBe(0);
     expect(await code(RmqStorageServer.start({ url: unreachable, storage, connectTimeoutMs: 300 }))).toBe(
-      "ERR_X_RMQ_STORAGE_CONNECT",
+      "ERR_X_RMQ_STORAGE_UNREACHABLE",
     );
     expect(
       await code(RmqStorageServer.start({ url: unreachable, storage: "sqlite:/nonexistent/dir/x.db" })),

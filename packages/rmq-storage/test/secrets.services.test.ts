@@ -226,7 +226,7 @@ describe("credentials never show", () => {
     );
     for (const error of errors) {
       expect((error as { code?: string }).code).toMatch(
-        /^ERR_X_RMQ_STORAGE_(INVALID_OPTION|CONNECT|BACKEND)$/,
+        /^ERR_X_RMQ_STORAGE_(INVALID_OPTION|CONNECT|UNREACHABLE|ACCESS_REFUSED|BACKEND)$/,
       );
       expectNoSecret("error", error);
     }
