@@ -36,7 +36,7 @@ describe("parseCommandLine", () => {
 
 describe("exit codes", () => {
   it("follow sysexits and the shell's 128 + n", () => {
-    expect(ExitCode).toEqual({ OK: 0, FAILURE: 1, USAGE: 64, CONFIG: 78 });
+    expect(ExitCode).toEqual({ OK: 0, FAILURE: 1, USAGE: 64, UNAVAILABLE: 69, CONFIG: 78 });
     expect(signalExitCode("SIGINT")).toBe(130);
     expect(signalExitCode("SIGTERM")).toBe(143);
     expect(signalExitCode("SIGKILL")).toBe(137);

@@ -10,6 +10,8 @@ export const ExitCode = {
   FAILURE: 1,
   /** Bad command line: unknown flag, missing argument. */
   USAGE: 64,
+  /** A service the command needs cannot be reached (sysexits' EX_UNAVAILABLE): refused, unknown host, timed out. */
+  UNAVAILABLE: 69,
   /** A configuration that cannot be used. */
   CONFIG: 78,
 } as const;

@@ -66,6 +66,7 @@ describe("command-line helpers", () => {
       readonly OK: 0;
       readonly FAILURE: 1;
       readonly USAGE: 64;
+      readonly UNAVAILABLE: 69;
       readonly CONFIG: 78;
     }>();
   });

@@ -129,9 +129,6 @@ ${infoFlagsHelp(24)}`,
 
 type Command = keyof typeof usage;
 
-/** sysexits' EX_UNAVAILABLE: the broker cannot be reached (refused, unknown host, or not within the timeout). */
-const EXIT_UNAVAILABLE = 69;
-
 async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.info) return answer(line, usage.serve);
@@ -282,7 +279,7 @@ async function main(argv: string[]): Promise<number> {
     )
       return ExitCode.CONFIG;
     if (XError.is(error, ErrorCode.UNREACHABLE) || XError.is(error, ErrorCode.CONNECT))
-      return EXIT_UNAVAILABLE;
+      return ExitCode.UNAVAILABLE;
     return ExitCode.FAILURE;
   }
 }
