@@ -25,6 +25,9 @@ const claimFlag = process.argv.indexOf("--claim-rows");
 const claimRows = claimFlag === -1 ? 5 : Number(process.argv[claimFlag + 1]);
 /** `--complete-batch`: the spread agents mark a claimed batch complete with one PUT, not one per row. */
 const completeBatch = process.argv.includes("--complete-batch");
+/** `--agents <n>`: the spread figures run with `n` agents only (default 5, then 20). */
+const agentsFlag = process.argv.indexOf("--agents");
+const agentCounts = agentsFlag === -1 ? [5, 20] : [Number(process.argv[agentsFlag + 1])];
 
 function emit(figure: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -461,7 +464,7 @@ async function spreadFigures() {
       "the previous spread (1 row per claim, up to 3 PUTs per read) on the same fake, writeDurationMs 20: 3.7 requests per completed row with 5 agents, 5.41 with 20",
   };
   for (const abortRate of [transactionAbortRate]) {
-    for (const agents of [5, 20]) {
+    for (const agents of agentCounts) {
       emit({
         bench: "polling-catalog.claim-spread",
         ...(await spreadRun(1_000, agents, abortRate)),

@@ -54,6 +54,14 @@ export interface ErmrestCatalogOptions {
    * nothing. `0` sends each request once. Default `300_000` (5 minutes).
    */
   maxTransactionRetryMs?: number;
+  /**
+   * Pace this client's writes to each table after ERMrest rolled one back (`503 Transaction aborted.`), in the
+   * spirit of TCP's congestion control: the next writes to that table wait a jittered gap that grows fourfold
+   * at each further rollback and shrinks by 15 % at each commit, down to none, so agents sharing a table offer
+   * fewer overlapping writes and fewer of them are rolled back, at the price of throughput. Reads are never
+   * paced. `false` sends every write at once. Default `true`.
+   */
+  writePacing?: boolean;
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
@@ -100,6 +108,7 @@ const catalogOptionsSchema = z
     maxCacheBytes: bytes.default(defaultMaxBytes),
     bodyIdleTimeoutMs: positiveMs.default(30_000),
     maxTransactionRetryMs: durationMs.default(300_000),
+    writePacing: z.boolean({ error: "a boolean" }).default(true),
     logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

@@ -23,6 +23,7 @@ import {
   retryAfterMs,
   retryDelayMs,
 } from "./retry.js";
+import { WritePacing, writeTable } from "./write-pacing.js";
 
 /** Request headers: a record, a `Headers`, or name-value pairs. */
 export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
@@ -128,6 +129,7 @@ export class ErmrestCatalog<
   readonly #fetch: FetchFunction;
   readonly #cache: Lru<string, Sent> | undefined;
   readonly #baseHeaders: Headers;
+  readonly #pacing = new WritePacing();
 
   /**
    * @param options - see {@link ErmrestCatalogOptions}; validated at once, a bad one throws
@@ -290,10 +292,15 @@ export class ErmrestCatalog<
       jitter: "full",
     });
     const rolledBackUntil = performance.now() + this.options.maxTransactionRetryMs;
+    // Writes to one table are paced after a rollback (see WritePacing); reads never are.
+    const table = spec.method !== "GET" && this.options.writePacing ? writeTable(spec.path) : undefined;
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
       let sent: Sent;
+      let startedMs = 0;
       try {
+        if (table !== undefined) await this.#pacing.ready(table, spec.signal);
+        startedMs = performance.now();
         sent = await this.#attempt(url, init, spec.signal);
       } catch (error) {
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
@@ -308,7 +315,9 @@ export class ErmrestCatalog<
       }
       const { response } = sent;
       const retryAfter = response.headers.get("retry-after");
-      if (isTransactionAborted(response)) {
+      const aborted = isTransactionAborted(response);
+      if (table !== undefined) this.#pacing.settle(table, aborted, performance.now() - startedMs);
+      if (aborted) {
         const leftMs = rolledBackUntil - performance.now();
         if (leftMs > 0) {
           const waitMs = Math.min(leftMs, retryAfterMs(retryAfter) ?? rolledBack.next());

@@ -36,6 +36,7 @@ describe("catalog options", () => {
       maxCacheBytes?: number;
       bodyIdleTimeoutMs?: number;
       maxTransactionRetryMs?: number;
+      writePacing?: boolean;
       logger?: Logger;
       fetch?: FetchFunction;
     }>();

@@ -25,12 +25,12 @@ describe("claiming under ERMrest's write conflicts", () => {
     });
     onTestFinished(run.stop);
     const complete = () => fake.rows("S:Job").filter((row) => row.state === "complete").length;
-    await waitFor(() => complete() === 1_000, 120_000, "every row complete");
+    await waitFor(() => complete() === 1_000, 240_000, "every row complete");
     await run.stop();
     const requests = fake.requests.slice(from);
     expect(run.doubleClaims()).toBe(0);
     expect(run.ended.filter((end) => end.error !== undefined)).toEqual([]);
     expect(requests.filter((r) => r.status === 503).length).toBeGreaterThan(50); // they did conflict
     expect(requests.length / 1_000).toBeLessThanOrEqual(3);
-  }, 180_000);
+  }, 300_000);
 });

@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { WritePacing, writeTable } from "./write-pacing.js";
+
+describe("WritePacing", () => {
+  it("lets writes through at once until one is rolled back", async () => {
+    const pacing = new WritePacing();
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) {
+      await pacing.ready("S:Job");
+      pacing.settle("S:Job", false, 5);
+    }
+    expect(pacing.gapMs("S:Job")).toBe(0);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("grows the gap of that table only after a rollback, and shrinks it as writes commit, down to none", () => {
+    const pacing = new WritePacing();
+    pacing.settle("S:Job", true, 30);
+    expect(pacing.gapMs("S:Job")).toBe(60);
+    pacing.settle("S:Job", true, 30);
+    expect(pacing.gapMs("S:Job")).toBe(240);
+    expect(pacing.gapMs("S:Other")).toBe(0);
+    pacing.settle("S:Job", false, 30);
+    expect(pacing.gapMs("S:Job")).toBeCloseTo(204);
+    for (let i = 0; i < 60; i++) pacing.settle("S:Job", false, 30);
+    expect(pacing.gapMs("S:Job")).toBe(0);
+  });
+
+  it("waits a jittered gap after a rollback, and stops waiting when the signal aborts", async () => {
+    const pacing = new WritePacing(() => 0.5);
+    pacing.settle("S:Job", true, 100);
+    const started = performance.now();
+    await pacing.ready("S:Job");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    const controller = new AbortController();
+    const waiting = pacing.ready("S:Job", controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(waiting).rejects.toThrow("stop");
+  });
+});
+
+describe("writeTable", () => {
+  it("names the table of a write path", () => {
+    expect(writeTable("/attributegroup/S:Job/RID,expected:=state;state")).toBe("S:Job");
+    expect(writeTable("/attributegroup/S:Job/RID;state")).toBe("S:Job");
+    expect(writeTable("/entity/S:Job")).toBe("S:Job");
+    expect(writeTable("/entity/S:Job?defaults=RID")).toBe("S:Job");
+    expect(writeTable("/entity/S:Job/id=1")).toBe("S:Job");
+    expect(writeTable("/")).toBe("/");
+  });
+});
