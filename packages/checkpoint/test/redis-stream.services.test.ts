@@ -145,6 +145,7 @@ describe("redisStream on Redis", () => {
       await expectCode(() => redisStream({ client: {} as never, key }), ErrorCode.INVALID_OPTION);
       await expectCode(() => redisStream({ client, key, from: { id: "x" } }), ErrorCode.INVALID_OPTION);
       await expectCode(() => redisStream({ client, key, blockMs: 0 }), ErrorCode.INVALID_OPTION);
+      await expectCode(() => redisStream({ client, key, retryMaxMs: 2 ** 31 }), ErrorCode.INVALID_OPTION);
     } finally {
       client.destroy();
     }

@@ -1,10 +1,10 @@
+import { durationMs } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
   checkPositionOf,
   count,
-  durationMs,
   parseStreamOptions,
   type StreamOptions,
   streamOf,
@@ -75,7 +75,7 @@ const schema = z.strictObject({
     )
     .default("first"),
   batchSize: count(100_000).default(500),
-  blockMs: durationMs(1).default(1_000),
+  blockMs: durationMs({ min: 1 }).default(1_000),
   ...streamOptionFields,
 });
 

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, parseOptions } from "@x/core/internal";
+import { durationMs, loggerOption, optionError, parseOptions } from "@x/core/internal";
 import { z } from "zod";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import { type BrokerEngine, type BrokerStream, brokerStream } from "./broker-stream.js";
@@ -14,13 +14,6 @@ export interface StreamOptions {
   retryMaxMs?: number;
 }
 
-/** A duration in ms, a finite number ≥ `min`. */
-export const durationMs = (min: number) =>
-  z
-    .number({ error: `a number of milliseconds ≥ ${min}` })
-    .finite()
-    .min(min, { error: `a number of milliseconds ≥ ${min}` });
-
 /** A count, an integer from 1 to `max`. */
 export const count = (max: number) =>
   z
@@ -32,8 +25,8 @@ export const count = (max: number) =>
 /** The zod fields of {@link StreamOptions}, for each adapter's schema. */
 export const streamOptionFields = {
   logger: loggerOption,
-  retryInitialMs: durationMs(1).default(100),
-  retryMaxMs: durationMs(1).default(5_000),
+  retryInitialMs: durationMs({ min: 1 }).default(100),
+  retryMaxMs: durationMs({ min: 1 }).default(5_000),
 };
 
 /** Validates an adapter's options against its schema (which includes {@link streamOptionFields}). */
