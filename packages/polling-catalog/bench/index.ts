@@ -27,6 +27,8 @@ const claimRows = claimFlag === -1 ? 5 : Number(process.argv[claimFlag + 1]);
 const completeBatch = process.argv.includes("--complete-batch");
 /** `--agents <n>`: the spread figures run with `n` agents only (default 5, then 20). */
 const agentsFlag = process.argv.indexOf("--agents");
+/** `--no-pacing`: the agents send every write at once (`writePacing: false`); by default the bench paces them. */
+const writePacing = !process.argv.includes("--no-pacing");
 const agentCounts = agentsFlag === -1 ? [5, 20] : [Number(process.argv[agentsFlag + 1])];
 
 function emit(figure: Record<string, unknown>): void {
@@ -65,6 +67,7 @@ async function startFake(rows: Row[] = [], notices = true, abortRate = transacti
       catalogId: fake.catalogId,
       amqpServer,
       noticeExchange,
+      writePacing,
     });
   const cleanup = async () => {
     await fake.close();

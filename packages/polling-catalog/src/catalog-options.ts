@@ -59,7 +59,7 @@ export interface ErmrestCatalogOptions {
    * spirit of TCP's congestion control: the next writes to that table wait a jittered gap that grows fourfold
    * at each further rollback and shrinks by 15 % at each commit, down to none, so agents sharing a table offer
    * fewer overlapping writes and fewer of them are rolled back, at the price of throughput. Reads are never
-   * paced. `false` sends every write at once. Default `true`.
+   * paced. `false` sends every write at once. Default `false`: pacing costs wall time (see the README).
    */
   writePacing?: boolean;
   /** A pino-shaped logger. Default silent. */
@@ -108,7 +108,7 @@ const catalogOptionsSchema = z
     maxCacheBytes: bytes.default(defaultMaxBytes),
     bodyIdleTimeoutMs: positiveMs.default(30_000),
     maxTransactionRetryMs: durationMs.default(300_000),
-    writePacing: z.boolean({ error: "a boolean" }).default(true),
+    writePacing: z.boolean({ error: "a boolean" }).default(false),
     logger: loggerOption,
     fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

@@ -26,6 +26,12 @@ describe("WritePacing", () => {
     expect(pacing.gapMs("S:Job")).toBe(0);
   });
 
+  it("never grows a gap beyond 3.2 s, however many rollbacks in a row", () => {
+    const pacing = new WritePacing();
+    for (let i = 0; i < 20; i++) pacing.settle("S:Job", true, 30);
+    expect(pacing.gapMs("S:Job")).toBe(3_200);
+  });
+
   it("waits a jittered gap after a rollback, and stops waiting when the signal aborts", async () => {
     const pacing = new WritePacing(() => 0.5);
     pacing.settle("S:Job", true, 100);

@@ -1,4 +1,5 @@
 import { sleep } from "@x/core";
+import { maxRolledBackDelayMs } from "./retry.js";
 
 /** How much a write's gap grows after each write to its table that was rolled back. */
 const growOnRollback = 4;
@@ -12,7 +13,8 @@ const minGapMs = 1;
  * write to a table conflicts with every other write to that table that overlaps it in time, so the share of
  * rolled-back writes is set by how many writes the clients keep in flight at once, not by which rows they touch.
  * After a write that ERMrest rolled back (`503 Transaction aborted.`), this client's next writes to that table
- * wait a gap: twice the aborted try's duration at first, four times longer at each further rollback, 15 %
+ * wait a gap: twice the aborted try's duration at first, four times longer at each further rollback (up to
+ * the ceiling of a rolled-back request's own retry waits, 3.2 s), 15 %
  * shorter at each commit, down to none. Each wait is drawn at random (from half to 1.5 times the gap after the
  * previous write, and at least a random part of half the gap), so clients that aborted together, or that one
  * change notice woke together, do not write again together. At equilibrium (one growth undone by about nine
@@ -63,7 +65,10 @@ export class WritePacing {
   settle(table: string, rolledBack: boolean, durationMs: number): void {
     const state = this.#tables.get(table);
     if (rolledBack) {
-      const gapMs = Math.max(growOnRollback * (state?.gapMs ?? 0), 2 * durationMs);
+      const gapMs = Math.min(
+        maxRolledBackDelayMs,
+        Math.max(growOnRollback * (state?.gapMs ?? 0), 2 * durationMs),
+      );
       if (state === undefined) this.#tables.set(table, { gapMs, lastStartMs: performance.now() });
       else state.gapMs = gapMs;
     } else if (state !== undefined) {
