@@ -9,6 +9,7 @@ import {
   type StreamOptions,
   streamOf,
   streamOptionFields,
+  timePosition,
 } from "./stream-options.js";
 
 /** The part of a JetStream message that the adapter reads: its stream sequence, its position. */
@@ -81,14 +82,9 @@ const schema = z.strictObject({
   stream: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
   filterSubjects: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
   from: z
-    .union(
-      [
-        z.literal("first"),
-        z.strictObject({ seq: sequence }),
-        z.strictObject({ time: z.date().refine((date) => !Number.isNaN(date.getTime())) }),
-      ],
-      { error: '"first", { seq: integer ≥ 1 } or { time: Date }' },
-    )
+    .union([z.literal("first"), z.strictObject({ seq: sequence }), timePosition], {
+      error: '"first", { seq: integer ≥ 1 } or { time: Date }',
+    })
     .default("first"),
   batchSize: count(100_000).default(500),
   pullExpiresMs: durationMs({ min: 1_000 }).default(5_000),

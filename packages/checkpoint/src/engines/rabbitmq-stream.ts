@@ -8,6 +8,7 @@ import {
   type StreamOptions,
   streamOf,
   streamOptionFields,
+  timePosition,
 } from "./stream-options.js";
 
 /** A message of a stream queue as amqplib delivers it: `properties.headers["x-stream-offset"]` is its offset. */
@@ -64,14 +65,9 @@ const schema = z.strictObject({
   }),
   queue: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
   from: z
-    .union(
-      [
-        z.literal("first"),
-        z.strictObject({ offset }),
-        z.strictObject({ time: z.date().refine((date) => !Number.isNaN(date.getTime())) }),
-      ],
-      { error: '"first", { offset: integer ≥ 0 } or { time: Date }' },
-    )
+    .union([z.literal("first"), z.strictObject({ offset }), timePosition], {
+      error: '"first", { offset: integer ≥ 0 } or { time: Date }',
+    })
     .default("first"),
   prefetch: count(65_535).default(500),
   ...streamOptionFields,

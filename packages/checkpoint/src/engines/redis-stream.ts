@@ -9,6 +9,7 @@ import {
   type StreamOptions,
   streamOf,
   streamOptionFields,
+  timePosition,
 } from "./stream-options.js";
 
 /**
@@ -65,14 +66,9 @@ const schema = z.strictObject({
   ),
   key: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
   from: z
-    .union(
-      [
-        z.literal(["first", "next"]),
-        z.strictObject({ id: z.string().regex(ID) }),
-        z.strictObject({ time: z.date().refine((date) => !Number.isNaN(date.getTime())) }),
-      ],
-      { error: '"first", "next", { id: "<ms>-<seq>" } or { time: Date }' },
-    )
+    .union([z.literal(["first", "next"]), z.strictObject({ id: z.string().regex(ID) }), timePosition], {
+      error: '"first", "next", { id: "<ms>-<seq>" } or { time: Date }',
+    })
     .default("first"),
   batchSize: count(100_000).default(500),
   blockMs: durationMs({ min: 1 }).default(1_000),

@@ -22,6 +22,11 @@ export const count = (max: number) =>
     .min(1)
     .max(max, { error: `an integer from 1 to ${max}` });
 
+/** A start position at a time, `{ time: Date }`, as every engine takes it (a valid date). */
+export const timePosition = z.strictObject({
+  time: z.date().refine((date) => !Number.isNaN(date.getTime())),
+});
+
 /** The zod fields of {@link StreamOptions}, for each adapter's schema. */
 export const streamOptionFields = {
   logger: loggerOption,
