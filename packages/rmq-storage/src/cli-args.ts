@@ -55,10 +55,7 @@ export function urlSource(
  * The broker URL, or the URLs of a cluster's nodes: `--amqp` given several times, or several URLs separated
  * by white space in `AMQP_URL` or in the `--amqp-file` (a URL never contains white space).
  */
-export function brokerUrls(text: string): string | string[] {
-  const urls = text.trim().split(/\s+/);
-  return urls.length === 1 ? (urls[0] as string) : urls;
-}
+export { brokerUrls } from "@x/core/internal";
 
 /**
  * The URL a source names; a file is read as UTF-8 and trimmed. A file that every user may read (mode `o+r`)

@@ -1,5 +1,5 @@
 import { Backoff, type Logger, sleep } from "@x/core";
-import { redactUrl } from "@x/core/internal";
+import { redactUrl, urlAt, urlList } from "@x/core/internal";
 import amqp, { type ChannelModel } from "amqplib";
 import { classifyConnectFailure } from "./connect-failure.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
@@ -31,13 +31,7 @@ export interface ConnectOptions {
  */
 export const UNAVAILABLE_GRACE_MS = 3_000;
 
-/** The URLs of `url`, one or several, as a list. */
-export const urlList = (url: string | readonly string[]): readonly string[] =>
-  typeof url === "string" ? [url] : url;
-
-/** `url`, one or several, with each password shown as `***`. */
-export const redactUrls = (url: string | readonly string[]): string | string[] =>
-  typeof url === "string" ? redactUrl(url) : url.map((one) => redactUrl(one));
+export { redactUrls, urlList } from "@x/core/internal";
 
 /**
  * Connects to the broker, trying its addresses in turn from `first` (the next one at once after a failure,
@@ -55,7 +49,7 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
   /** When every address started to answer "nothing here", without a break. */
   let unavailableSince: number | undefined;
   for (let attempt = 0; ; attempt++) {
-    const given = urls[((options.first ?? 0) + attempt) % urls.length] as string;
+    const given = urlAt(urls, (options.first ?? 0) + attempt);
     const shown = redactUrl(given);
     try {
       options.signal?.throwIfAborted();
