@@ -1,6 +1,6 @@
 import { XError } from "@x/core";
 import { describe, expect, it } from "vitest";
-import { amqpUrlFor } from "./amqp-address.js";
+import { amqpUrlFor, amqpUrlsFor } from "./amqp-address.js";
 import { PollingErmrestCatalog } from "./index.js";
 
 describe("amqpUrlFor", () => {
@@ -23,6 +23,37 @@ describe("amqpUrlFor", () => {
     expect(() => new PollingErmrestCatalog({ server: "h", catalogId: 1, amqpServer: value })).toThrow(
       expect.objectContaining({ code: "ERR_X_POLLING_CATALOG_INVALID_OPTION" }),
     );
+  });
+
+  it("reads several addresses from a list or a string separated by white space", () => {
+    const nodes = ["amqp://a?heartbeat=60", "amqp://b:5673?heartbeat=60", "amqps://u:p@c/?heartbeat=5"];
+    expect(amqpUrlsFor(["a", "b:5673", "amqps://u:p@c/?heartbeat=5"], "x")).toEqual(nodes);
+    expect(amqpUrlsFor(" a\tb:5673\n amqps://u:p@c/?heartbeat=5 ", "x")).toEqual(nodes);
+    expect(amqpUrlsFor(undefined, "ermrest.example.org:8443")).toEqual([
+      "amqp://ermrest.example.org?heartbeat=60",
+    ]);
+    const catalog = new PollingErmrestCatalog({ server: "h", catalogId: 1, amqpServer: "a amqp://u:p@b" });
+    expect(catalog.amqpUrls).toEqual(["amqp://a?heartbeat=60", "amqp://u:***@b?heartbeat=60"]);
+    expect(catalog.amqpUrl).toBe("amqp://a?heartbeat=60 amqp://u:***@b?heartbeat=60");
+  });
+
+  it.each([
+    [" \n"],
+    [[]],
+    [["a", ""]],
+    [["a", "http://u:secret@b"]],
+    [["a", " "]],
+    [["amqp://u:secret@a", ""]],
+  ])("rejects the address list %j naming amqpServer, never a password", (value) => {
+    let error: unknown;
+    try {
+      new PollingErmrestCatalog({ server: "h", catalogId: 1, amqpServer: value as string[] });
+    } catch (e) {
+      error = e;
+    }
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
+    expect((error as Error).message).toContain("amqpServer");
+    expect((error as Error).message).not.toContain("secret");
   });
 
   it("validates noticeExchange and unknown options at construction", () => {

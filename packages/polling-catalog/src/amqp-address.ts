@@ -1,3 +1,4 @@
+import { splitUrls } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
 import { redactUrl } from "./redact.js";
 
@@ -27,6 +28,33 @@ export function amqpUrlFor(amqpServer: string | undefined, catalogServer: string
   return url.href;
 }
 
+/**
+ * The AMQP URLs of the `amqpServer` option, in order: each address of a list, or of a string that separates
+ * several with white space (the nodes of a cluster), read by {@link amqpUrlFor}; the catalog server's host
+ * when the option is absent.
+ *
+ * @param amqpServer - the `amqpServer` option: one address, several separated by spaces, or a list
+ * @param catalogServer - the catalog's `server` option (`host` or `host:port`)
+ * @throws `ERR_X_POLLING_CATALOG_INVALID_OPTION` naming the first bad address (its password as `***`), or
+ *   when there is no address at all
+ */
+export function amqpUrlsFor(
+  amqpServer: string | readonly string[] | undefined,
+  catalogServer: string,
+): string[] {
+  if (amqpServer === undefined) return [amqpUrlFor(undefined, catalogServer)];
+  const given = typeof amqpServer === "string" ? [amqpServer] : amqpServer;
+  const split = given.map(splitUrls);
+  const addresses = split.flat();
+  if (addresses.length === 0 || split.some((part) => part.length === 0))
+    throw new PollingCatalogError(
+      ErrorCode.INVALID_OPTION,
+      // Not echoed: the other addresses may hold passwords.
+      "invalid option amqpServer: no address, or a blank one (expected a host, host:port or an amqp:// or amqps:// URL, or several of them)",
+    );
+  return addresses.map((address) => amqpUrlFor(address, catalogServer));
+}
+
 function hostWithoutPort(server: string): string {
   if (server.startsWith("[")) return server.slice(0, server.indexOf("]") + 1);
   const colon = server.indexOf(":");
@@ -37,7 +65,7 @@ function badAmqpServer(value: string | undefined): PollingCatalogError {
   const shown = value === undefined ? "undefined" : JSON.stringify(redactAddress(value));
   return new PollingCatalogError(
     ErrorCode.INVALID_OPTION,
-    `invalid option amqpServer: ${shown} (expected a host, host:port or an amqp:// or amqps:// URL)`,
+    `invalid option amqpServer: ${shown} (expected a host, host:port or an amqp:// or amqps:// URL, or several of them)`,
   );
 }
 

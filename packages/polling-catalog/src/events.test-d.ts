@@ -32,7 +32,7 @@ describe("PollingCatalogEvents", () => {
     expectTypeOf<OutageEvent>().toEqualTypeOf<{ error: Error; retryInMs: number }>();
     expectTypeOf<RecoveredEvent>().toEqualTypeOf<{ durationMs: number; failures: number }>();
     expectTypeOf<AmqpEvent>().toEqualTypeOf<
-      { state: "up" } | { state: "down"; error: Error; retryInMs: number }
+      { state: "up"; url: string } | { state: "down"; error: Error; retryInMs: number }
     >();
     expectTypeOf<ClaimedEvent>().toEqualTypeOf<{
       queryPath: string;
@@ -66,7 +66,7 @@ describe("catalog.on()", () => {
         // The pre-release `retryInSeconds` is gone.
         expectTypeOf(event).not.toHaveProperty("retryInSeconds");
       } else {
-        expectTypeOf(event).toEqualTypeOf<{ state: "up" }>();
+        expectTypeOf(event).toEqualTypeOf<{ state: "up"; url: string }>();
         // @ts-expect-error: an `up` event carries no delay
         event.retryInMs;
       }

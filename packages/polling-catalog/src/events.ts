@@ -14,7 +14,11 @@ export interface WakeEvent {
 
 /** Payload of the `amqp` event: after each successful bind (`up`), after each failed bind or loss (`down`). */
 export type AmqpEvent =
-  | { state: "up" }
+  | {
+      state: "up";
+      /** The address bound at, its password shown as `***`: with several addresses, the node in use. */
+      url: string;
+    }
   | {
       state: "down";
       /** What failed. */
@@ -22,7 +26,8 @@ export type AmqpEvent =
       /**
        * Milliseconds until the next bind attempt: about 5 s, 25 s, 125 s after successive failures (each drawn
        * ±50 % around that), never more than `maxBindDelayMs` (default 5 minutes); at that cap, drawn from
-       * its lower half.
+       * its lower half. With several addresses, a connection lost after 5 s or more up tries the next address
+       * after 0.1–1 s instead.
        */
       retryInMs: number;
     };

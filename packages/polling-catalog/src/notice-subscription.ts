@@ -1,4 +1,5 @@
 import type { Logger } from "@x/core";
+import { redactUrl, urlAt } from "@x/core/internal";
 import amqp, { type Channel, type ChannelModel } from "amqplib";
 import { closeConnection } from "./close-connection.js";
 
@@ -13,6 +14,20 @@ export interface NoticeHandlers {
   onLoss(error: Error): void;
 }
 
+/** Where and how {@link NoticeSubscription.open} binds. */
+export interface BindTarget {
+  /** The AMQP URLs, one per broker node (passwords included): tried in turn from `first`. */
+  urls: readonly string[];
+  /** The index of the address to try first (taken modulo their number). */
+  first: number;
+  /** The notice exchange, e.g. `ermrest_changes`. */
+  exchange: string;
+  /** For each failed address and the queue name, at debug. */
+  logger: Logger;
+  /** Checked before each further address: `true` ends the round (the poll stopped). */
+  cancelled: () => boolean;
+}
+
 /**
  * A live subscription to an ERMrest notice exchange: its own connection, channel and exclusive server-named
  * queue, consumed with `noAck`. Opened by {@link NoticeSubscription.open}; {@link NoticeSubscription.close}
@@ -20,33 +35,63 @@ export interface NoticeHandlers {
  */
 export class NoticeSubscription {
   readonly #connection: ChannelModel;
+  /** The index, in the target's `urls`, of the address this subscription is bound at. */
+  readonly index: number;
+  /** That address, its password shown as `***`. */
+  readonly url: string;
   #closed = false;
   /** Whether the bind completed: losses before that fail the bind instead of being reported. */
   #ready = false;
   #earlyLoss: Error | undefined;
 
-  private constructor(connection: ChannelModel) {
+  private constructor(connection: ChannelModel, index: number, url: string) {
     this.#connection = connection;
+    this.index = index;
+    this.url = url;
   }
 
   /**
-   * Binds, in order: connect, open a channel, declare the fanout exchange with ERMrest's flags, declare an
-   * exclusive server-named queue, bind it, consume it. A failure at any step closes what was opened and
-   * rejects.
+   * Binds at the first address that works, trying each once from `target.first` (the next one at once after
+   * a failure). At each: connect, open a channel, declare the fanout exchange with ERMrest's flags, declare an
+   * exclusive server-named queue, bind it, consume it; a failure at any step closes what was opened. The
+   * queue lives on the node of the connection and the exchange on every node of a cluster, so binding again
+   * at another node after a loss needs nothing else.
    *
-   * @param url - the AMQP URL
-   * @param exchange - the notice exchange, e.g. `ermrest_changes`
+   * @param target - the addresses, where to start, the exchange; see {@link BindTarget}
    * @param handlers - notice and loss callbacks
-   * @param logger - for the queue name, at debug
+   * @throws the address's own error when there is one address; with several, an `AggregateError` of every
+   *   address's error whose message names each address (its password as `***`) and its reason
    */
-  static async open(
+  static async open(target: BindTarget, handlers: NoticeHandlers): Promise<NoticeSubscription> {
+    const { urls, first, logger } = target;
+    const errors: Error[] = [];
+    const reasons: string[] = [];
+    for (let attempt = 0; attempt < urls.length; attempt++) {
+      if (attempt > 0 && target.cancelled()) break;
+      const index = (first + attempt) % urls.length;
+      const url = urlAt(urls, index);
+      try {
+        return await NoticeSubscription.#openAt(url, index, target.exchange, handlers, logger);
+      } catch (cause) {
+        const error = cause instanceof Error ? cause : new Error(String(cause));
+        if (urls.length === 1) throw error;
+        errors.push(error);
+        reasons.push(`${redactUrl(url)}: ${error.message}`);
+        logger.debug({ url: redactUrl(url), error: error.message }, "AMQP bind failed at this address.");
+      }
+    }
+    throw new AggregateError(errors, `no AMQP address could be bound (${reasons.join("; ")})`);
+  }
+
+  static async #openAt(
     url: string,
+    index: number,
     exchange: string,
     handlers: NoticeHandlers,
     logger: Logger,
   ): Promise<NoticeSubscription> {
     const connection = await connectWithin(url, connectTimeoutMs);
-    const subscription = new NoticeSubscription(connection);
+    const subscription = new NoticeSubscription(connection, index, redactUrl(url));
     const lose = (error: Error) => subscription.#lose(error, handlers);
     connection.on("error", lose);
     connection.on("close", (error?: Error) => lose(error ?? new Error("AMQP connection closed")));

@@ -17,7 +17,10 @@ export interface PollLoopSettings {
   maxBindDelayMs: number;
   outageSummaryMs: number;
   signal: AbortSignal | undefined;
-  bind: (handlers: NoticeHandlers) => Promise<NoticeSubscription>;
+  /** Binds at one of the addresses, trying them from index `first`; see {@link NoticeSubscription.open}. */
+  bind: (handlers: NoticeHandlers, first: number, cancelled: () => boolean) => Promise<NoticeSubscription>;
+  /** How many broker addresses `bind` has: with several, a lost connection moves to the next one quickly. */
+  addresses: number;
   onWake: (event: WakeEvent) => void;
   onAmqp: (event: AmqpEvent) => void;
   onOutage: (event: OutageEvent) => void;
@@ -27,6 +30,14 @@ export interface PollLoopSettings {
 
 /** The start drain waits this long at most for the first bind, so that its notices are not missed. */
 const startBindGraceMs = 1_000;
+/**
+ * With several broker addresses, a connection lost after being up this long moves to the next address after
+ * a short wait ({@link quickRebindMs}); one lost sooner waits the usual bind backoff, so that a flapping
+ * cluster cannot make an agent reconnect in a loop.
+ */
+const quickRebindMinUpMs = 5_000;
+/** The short wait before binding at the next address: drawn uniformly in this range, in ms. */
+const quickRebindMs = { min: 100, max: 1_000 };
 /** The first outage retry is drawn below this; each further one below twice the previous ceiling. */
 const firstOutageRetryMs = 500;
 
@@ -65,6 +76,10 @@ export class PollLoop {
   #stopped = false;
   #bindFailures = 0;
   #bindDue = 0;
+  /** The index of the address the next bind tries first: the one after the node of the last lost connection. */
+  #turn = 0;
+  /** When the live subscription was bound. */
+  #boundAt = 0;
   #outage: Outage | undefined;
   #pending = 0;
   #firstNoticeAt = 0;
@@ -106,13 +121,17 @@ export class PollLoop {
   #startBind(): void {
     this.#binding = true;
     this.#s
-      .bind({
-        onNotice: () => this.#notice(),
-        onLoss: (error) => {
-          this.#lost = error;
-          this.#alarm.ring();
+      .bind(
+        {
+          onNotice: () => this.#notice(),
+          onLoss: (error) => {
+            this.#lost = error;
+            this.#alarm.ring();
+          },
         },
-      })
+        this.#turn,
+        () => this.#stopped,
+      )
       .then(
         (subscription) => {
           this.#binding = false;
@@ -121,12 +140,13 @@ export class PollLoop {
             return;
           }
           this.#subscription = subscription;
+          this.#boundAt = performance.now();
           this.#bindFailures = 0;
           this.#lost = undefined;
           this.#pending = 0;
           this.#bound = true;
-          this.#s.logger.info("Using AMQP hybrid polling.");
-          this.#s.onAmqp({ state: "up" });
+          this.#s.logger.info({ url: subscription.url }, "Using AMQP hybrid polling.");
+          this.#s.onAmqp({ state: "up", url: subscription.url });
           this.#alarm.ring();
         },
         (error: unknown) => {
@@ -180,16 +200,33 @@ export class PollLoop {
     }
   }
 
-  /** The established connection died: one warning, back to polling, a bind attempt after the first backoff. */
+  /**
+   * The established connection died: one warning, back to polling, a bind attempt after the first backoff;
+   * with several addresses, starting at the next one, and after a short wait when the connection had been up
+   * for a while.
+   */
   async #fallBack(error: Error): Promise<void> {
     this.#lost = undefined;
     this.#pending = 0;
     const subscription = this.#subscription;
     this.#subscription = undefined;
-    this.#bindFailures = 1;
-    const retryInMs = this.#scheduleBind();
+    let retryInMs: number;
+    const quick =
+      subscription !== undefined &&
+      this.#s.addresses > 1 &&
+      performance.now() - this.#boundAt >= quickRebindMinUpMs;
+    if (subscription) this.#turn = subscription.index + 1;
+    if (quick) {
+      // The next bind's failure counts as the first: the usual backoff then.
+      this.#bindFailures = 0;
+      retryInMs = quickRebindMs.min + Math.random() * (quickRebindMs.max - quickRebindMs.min);
+      this.#bindDue = performance.now() + retryInMs;
+    } else {
+      this.#bindFailures = 1;
+      retryInMs = this.#scheduleBind();
+    }
     this.#s.logger.warn(
-      { error: error.message, retryInMs: Math.round(retryInMs) },
+      { error: error.message, retryInMs: Math.round(retryInMs), url: subscription?.url },
       "Using basic polling due to AMQP communication problems.",
     );
     this.#s.onAmqp({ state: "down", error, retryInMs });

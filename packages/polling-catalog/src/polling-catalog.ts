@@ -1,6 +1,6 @@
 import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
 import { z } from "zod";
-import { amqpUrlFor } from "./amqp-address.js";
+import { amqpUrlsFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
 import { appliedPairs, keyNames } from "./claim-keys.js";
 import { type CatalogDescription, ErmrestCatalog } from "./ermrest-catalog.js";
@@ -15,10 +15,13 @@ import type { CatalogResponse } from "./response.js";
 export interface PollingErmrestCatalogOptions extends ErmrestCatalogOptions {
   /**
    * Where ERMrest publishes change notices: a host, `host:port` (guest/guest, vhost `/`) or an `amqp://` /
-   * `amqps://` URL. Default: the catalog server's host, port 5672. The connection's heartbeat is 60 s unless
-   * the URL sets one with its `heartbeat` query parameter, which the AMQP URI format gives in seconds.
+   * `amqps://` URL; or the nodes of a RabbitMQ cluster, as a list of such addresses or in one string
+   * separated by spaces. A bind tries them in turn from the first (the next at once after a failure); a lost
+   * connection binds again starting at the next node. Default: the catalog server's host, port 5672. The
+   * connection's heartbeat is 60 s unless the URL sets one with its `heartbeat` query parameter, which the
+   * AMQP URI format gives in seconds.
    */
-  amqpServer?: string;
+  amqpServer?: string | string[];
   /** The fanout exchange ERMrest publishes `change` notices on. Default `"ermrest_changes"`. */
   noticeExchange?: string;
 }
@@ -105,7 +108,11 @@ const maxSpreadRounds = 2;
 
 const amqpOptionsSchema = z
   .object({
-    amqpServer: z.string({ error: "a host, host:port or amqp(s):// URL" }).min(1).optional(),
+    amqpServer: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+        error: "a host, host:port or amqp(s):// URL, or a non-empty list of them (the nodes of a cluster)",
+      })
+      .optional(),
     noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
   })
   .strict();
@@ -144,12 +151,17 @@ const pollOptionsSchema = z
  * {@link PollingCatalogEvents}.
  */
 export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> {
-  /** The AMQP URL notices are read from, its password shown as `***` (`amqp://user:***@host?heartbeat=60`). */
+  /**
+   * The AMQP URL notices are read from, its password shown as `***` (`amqp://user:***@host?heartbeat=60`);
+   * with several addresses, all of them separated by spaces.
+   */
   readonly amqpUrl: string;
+  /** The AMQP URLs notices are read from, one per address given, each password shown as `***`. */
+  readonly amqpUrls: readonly string[];
   /** The notice exchange. */
   readonly noticeExchange: string;
-  /** The AMQP URL with its password: private, so that no `util.inspect` or log can print it. */
-  readonly #amqpUrl: string;
+  /** The AMQP URLs with their passwords: private, so that no `util.inspect` or log can print them. */
+  readonly #amqpUrls: readonly string[];
 
   /**
    * @param options - see {@link PollingErmrestCatalogOptions}; validated at once, a bad one throws
@@ -164,8 +176,9 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       ErrorCode.INVALID_OPTION,
       PollingCatalogError,
     );
-    this.#amqpUrl = amqpUrlFor(amqp.amqpServer, this.options.server);
-    this.amqpUrl = redactUrl(this.#amqpUrl);
+    this.#amqpUrls = amqpUrlsFor(amqp.amqpServer, this.options.server);
+    this.amqpUrls = Object.freeze(this.#amqpUrls.map((url) => redactUrl(url)));
+    this.amqpUrl = this.amqpUrls.join(" ");
     this.noticeExchange = amqp.noticeExchange;
   }
 
@@ -327,7 +340,12 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       maxBindDelayMs: parsed.maxBindDelayMs,
       outageSummaryMs: parsed.outageSummaryMs,
       signal: parsed.signal,
-      bind: (handlers) => NoticeSubscription.open(this.#amqpUrl, this.noticeExchange, handlers, this.logger),
+      bind: (handlers, first, cancelled) =>
+        NoticeSubscription.open(
+          { urls: this.#amqpUrls, first, exchange: this.noticeExchange, logger: this.logger, cancelled },
+          handlers,
+        ),
+      addresses: this.#amqpUrls.length,
       onWake: (event) => this.emit("wake", event),
       onAmqp: (event) => this.emit("amqp", event),
       onOutage: (event) => this.emit("outage", event),

@@ -8,8 +8,8 @@ import { deleteExchange } from "./helpers.js";
 
 /** Options of {@link startAgentHarness}. */
 export interface HarnessOptions {
-  /** The AMQP address the agent uses. Default the test broker. */
-  agentAmqp?: string;
+  /** The AMQP address (or addresses) the agent uses. Default the test broker. */
+  agentAmqp?: string | string[];
   /** Whether the fake publishes notices. Default true. */
   notices?: boolean;
 }
