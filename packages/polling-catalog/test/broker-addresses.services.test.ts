@@ -31,11 +31,11 @@ describe("several broker addresses", () => {
     const started = performance.now();
     const done = h.catalog.blockingPoll(() => false, { pollingMs: 600_000, signal: h.controller.signal });
     await waitFor(() => h.amqp.length > 0, 5_000, "the bind");
-    // Bound within the start drain's 1 s grace, at the second address, with no `down` on the way.
+    // Bound at the second address at once (no backoff between addresses), with no `down` on the way.
     expect(h.amqp.map((event) => event.state)).toEqual(["up"]);
     expect(boundAt(h.amqp[0])).toBe(h.catalog.amqpUrls[1]);
     expect(boundAt(h.amqp[0])).toContain("127.0.0.1:5672");
-    expect((h.amqp[0]?.at as number) - started).toBeLessThan(1_000);
+    expect((h.amqp[0]?.at as number) - started).toBeLessThan(2_000);
     expect(h.wakes[0]?.reason).toBe("start");
     await h.write();
     await waitFor(() => h.wakes.some((wake) => wake.reason === "notice"), 5_000, "a notice");
@@ -86,7 +86,8 @@ describe("several broker addresses", () => {
     expect(down.retryInMs).toBeGreaterThanOrEqual(100);
     expect(down.retryInMs).toBeLessThanOrEqual(1_000);
     expect(boundAt(up)).toBe(h.catalog.amqpUrls[1]);
-    expect((up?.at as number) - cutAt).toBeLessThan(1_500);
+    // 0.1–1 s, then a connection to a local broker (slack for a loaded machine).
+    expect((up?.at as number) - cutAt).toBeLessThan(3_000);
     expect(h.recorder.messages("warn")).toEqual(["Using basic polling due to AMQP communication problems."]);
     await waitFor(() => h.wakes.some((wake) => wake.reason === "rebind"), 5_000, "the rebind drain");
     await h.write();
