@@ -34,6 +34,9 @@ export class RecordSchema<K extends string, V> extends RuledSchema<Record<K, V>>
       const value = key === INVALID ? INVALID : this.value.check(item, ctx);
       ctx.path.pop();
       if (key === INVALID || value === INVALID) valid = false;
+      // a JSON "__proto__" key is data: define it rather than replace the output's prototype
+      else if (key === "__proto__")
+        Object.defineProperty(output, key, { value, enumerable: true, writable: true, configurable: true });
       else output[key] = value;
     }
     return valid ? (output as Record<K, V>) : INVALID;

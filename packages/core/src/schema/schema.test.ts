@@ -93,6 +93,9 @@ describe("v: containers", () => {
     expect(firstIssue(r, { A: 1 })).toEqual({ path: ["A"], message: "a lowercase name" });
     expect(firstIssue(r, { a: "1" })?.path).toEqual(["a"]);
     expect(firstIssue(r, 5)?.message).toBe("R");
+    const parsed = v.record(v.string(), v.number()).parse(JSON.parse('{"__proto__":1}'));
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    expect(Object.keys(parsed)).toEqual(["__proto__"]);
   });
 
   it("a union reports its one near-miss option, else its own message", () => {
