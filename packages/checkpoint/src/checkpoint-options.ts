@@ -1,6 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { loggerOption, optionError, parseOptions, v } from "@x/core/internal";
 import { Dependency, recordOf } from "./dependency.js";
 import { CheckpointError, ErrorCode } from "./errors.js";
 import type { CheckpointCache } from "./snapshot.js";
@@ -57,32 +56,32 @@ function isNodeReadable(value: unknown): boolean {
   );
 }
 
-const callback = z.custom<CheckpointCallback>((value) => typeof value === "function", {
+const callback = v.custom<CheckpointCallback>((value) => typeof value === "function", {
   error: "a function (checkpoint, dependency) => unknown",
 });
 
 const nonEmpty = "a non-empty array of Dependency with distinct names";
 
-const schema = z.strictObject({
-  dependent: z.unknown().optional(),
-  dependencies: z
-    .array(z.instanceof(Dependency, { error: "a Dependency" }), { error: nonEmpty })
+const schema = v.strictObject({
+  dependent: v.unknown().optional(),
+  dependencies: v
+    .array(v.instanceof(Dependency, { error: "a Dependency" }), { error: nonEmpty })
     .min(1, { error: nonEmpty }),
   downtimeCallback: callback.optional(),
   recoveryCallback: callback.optional(),
-  cache: z
+  cache: v
     .custom<CheckpointCache>(
       (value) => isObjectLike(value) && typeof value.get === "function" && typeof value.set === "function",
       { error: "a Cache with get(key) and set(key, value)" },
     )
     .optional(),
-  cacheKeyPrefix: z.string({ error: "a string (may be empty)" }).default("_"),
-  pauseDependent: z.boolean({ error: "true or false" }).default(true),
+  cacheKeyPrefix: v.string({ error: "a string (may be empty)" }).default("_"),
+  pauseDependent: v.boolean({ error: "true or false" }).default(true),
   logger: loggerOption,
 });
 
 /** Checkpoint options after validation, defaults applied. */
-export type ParsedCheckpointOptions = z.output<typeof schema>;
+export type ParsedCheckpointOptions = v.Output<typeof schema>;
 
 /**
  * Validates a checkpoint's options, before any dependency is taken over or the cache is read.

@@ -1,5 +1,4 @@
-import { durationMs, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, parseOptions, v } from "@x/core/internal";
 import type { Checkpoint } from "./checkpoint.js";
 import { describeObject } from "./describe.js";
 import { CheckpointError, ErrorCode } from "./errors.js";
@@ -35,12 +34,12 @@ export interface DependencyRecord {
   owner: object | undefined;
 }
 
-const check = z.custom<DependencyCheck>((value) => typeof value === "function", {
+const check = v.custom<DependencyCheck>((value) => typeof value === "function", {
   error: "a function (checkpoint, dependency) => unknown",
 });
 
-const schema = z.strictObject({
-  stream: z.unknown().optional(),
+const schema = v.strictObject({
+  stream: v.unknown().optional(),
   downtimeThresholdMs: durationMs().default(600_000),
   downtimeCheck: check.optional(),
   recoveryCheck: check.optional(),

@@ -1,9 +1,8 @@
-import { parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { parseOptions, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "./errors.js";
 
-const nameSchema = z.strictObject({
-  name: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+const nameSchema = v.strictObject({
+  name: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
 });
 
 /**

@@ -6,8 +6,8 @@ import { installStandIn, packageCopy, runModuleChild } from "@x/test-support/pac
 import { describe, expect, it } from "vitest";
 
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
-/** A copy of @x/checkpoint installed with @x/core and zod, but no better-sqlite3. */
-const copyWithoutSqlite = () => packageCopy(packageDir, "@x/checkpoint", ["@x/core", "zod"]);
+/** A copy of @x/checkpoint installed with @x/core, but no better-sqlite3. */
+const copyWithoutSqlite = () => packageCopy(packageDir, "@x/checkpoint", ["@x/core"]);
 const loaded = `Object.keys(createRequire(process.cwd() + "/").cache).some((path) => path.includes("better-sqlite3"))`;
 
 /** The error of `new SqliteCache(":memory:")` in a child run in `root`. */

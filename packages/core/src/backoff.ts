@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { durationMs } from "./duration-option.js";
 import { optionError, parseOptions } from "./options.js";
+import * as v from "./schema/v.js";
 
 /** Options of {@link backoffDelay} and {@link Backoff}. All durations in milliseconds. */
 export interface BackoffOptions {
@@ -22,27 +22,27 @@ export interface BackoffOptions {
 const INVALID_OPTION = "ERR_X_CORE_INVALID_OPTION";
 const jitterError = 'a fraction from 0 to 1, or "full"';
 
-const optionsSchema = z.strictObject({
+const optionsSchema = v.strictObject({
   initialMs: durationMs().default(100),
-  factor: z.number({ error: "a finite number ≥ 1" }).min(1, { error: "a finite number ≥ 1" }).default(2),
+  factor: v.number({ error: "a finite number ≥ 1" }).min(1, { error: "a finite number ≥ 1" }).default(2),
   maxMs: durationMs().default(5_000),
-  jitter: z
+  jitter: v
     .union(
       [
-        z.number({ error: jitterError }).min(0, { error: jitterError }).max(1, { error: jitterError }),
-        z.literal("full"),
+        v.number({ error: jitterError }).min(0, { error: jitterError }).max(1, { error: jitterError }),
+        v.literal("full"),
       ],
       {
         error: jitterError,
       },
     )
     .default(0.2),
-  random: z
+  random: v
     .custom<() => number>((value) => typeof value === "function", { error: "a function returning [0, 1)" })
     .default(() => Math.random),
 });
 
-type ParsedOptions = z.output<typeof optionsSchema>;
+type ParsedOptions = v.Output<typeof optionsSchema>;
 
 const parse = (options: BackoffOptions): ParsedOptions =>
   parseOptions(optionsSchema, options, INVALID_OPTION);

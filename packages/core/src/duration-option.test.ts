@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { durationMs } from "./duration-option.js";
 import { parseOptions } from "./options.js";
+import * as v from "./schema/v.js";
 import { MAX_DURATION_MS } from "./units.js";
 
-const refusal = (schema: z.ZodType, value: unknown): string | undefined => {
+const refusal = (schema: v.Schema<unknown>, value: unknown): string | undefined => {
   try {
-    parseOptions(z.strictObject({ waitMs: schema }), { waitMs: value }, "ERR_X_DEMO_INVALID_OPTION");
+    parseOptions(v.strictObject({ waitMs: schema }), { waitMs: value }, "ERR_X_DEMO_INVALID_OPTION");
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -47,8 +47,8 @@ describe("durationMs()", () => {
     expect(refusal(durationMs({ max: 2 ** 40 }), MAX_DURATION_MS + 1)).toMatch(/longest timer/);
   });
 
-  it("keeps zod's default and optional", () => {
-    const schema = z.strictObject({ a: durationMs().default(60_000), b: durationMs().optional() });
+  it("keeps default and optional", () => {
+    const schema = v.strictObject({ a: durationMs().default(60_000), b: durationMs().optional() });
     expect(schema.parse({})).toEqual({ a: 60_000 });
   });
 });

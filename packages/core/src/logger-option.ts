@@ -1,5 +1,5 @@
-import { z } from "zod";
 import { type Logger, silentLogger } from "./logger.js";
+import * as v from "./schema/v.js";
 
 /** Whether `value` can serve as a {@link Logger}: an object with `debug`, `info`, `warn` and `error` functions. */
 export function isLogger(value: unknown): value is Logger {
@@ -9,9 +9,9 @@ export function isLogger(value: unknown): value is Logger {
 }
 
 /**
- * The zod field of every `logger` option in the toolkit: a pino-shaped {@link Logger}, defaulting to
+ * The field of every `logger` option in the toolkit: a pino-shaped {@link Logger}, defaulting to
  * {@link silentLogger}.
  */
-export const loggerOption = z
+export const loggerOption = v
   .custom<Logger>(isLogger, { error: "a logger with debug, info, warn and error functions" })
   .default(() => silentLogger);

@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { logValue } from "./log-value.js";
 import { parseOptions } from "./options.js";
+import * as v from "./schema/v.js";
 
 /**
  * One logging method, shaped like pino's: an object of fields and a message, or a message alone.
@@ -46,18 +46,18 @@ export interface ConsoleLoggerOptions {
 
 const levelNames = ["debug", "info", "warn", "error", "silent"] as const satisfies readonly LogLevel[];
 
-const optionsSchema = z.strictObject({
-  level: z
+const optionsSchema = v.strictObject({
+  level: v
     .enum(levelNames, { error: `one of ${levelNames.map((l) => `"${l}"`).join(", ")}` })
     .default("info"),
-  stream: z
+  stream: v
     .custom<NodeJS.WritableStream>(
       (value) => typeof (value as { write?: unknown } | null)?.write === "function",
       { error: "a writable stream (with write())" },
     )
     .default(() => process.stderr),
-  json: z.boolean({ error: "true or false" }).default(false),
-  name: z.string({ error: "a string" }).optional(),
+  json: v.boolean({ error: "true or false" }).default(false),
+  name: v.string({ error: "a string" }).optional(),
 });
 
 /**

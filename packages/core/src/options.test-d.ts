@@ -1,5 +1,4 @@
 import { describe, expectTypeOf, it } from "vitest";
-import { z } from "zod";
 import { type BackoffOptions, type Logger, type SleepOptions, sleep } from "./index.js";
 import {
   ExitCode,
@@ -12,15 +11,16 @@ import {
   type StatusLine,
   type StatusLineOptions,
 } from "./internal.js";
+import * as v from "./schema/v.js";
 
 /** The option names that end in `Ms` (durations). */
 type MsKeys<T> = Extract<keyof T, `${string}Ms`>;
 
 describe("parseOptions()", () => {
   it("returns the schema's output type, defaults applied", () => {
-    const schema = z.strictObject({
-      retries: z.number().int().default(5),
-      delayMs: z.number().optional(),
+    const schema = v.strictObject({
+      retries: v.number().int().default(5),
+      delayMs: v.number().optional(),
       logger: loggerOption,
     });
     const parsed = parseOptions(schema, { retries: 3 }, "ERR_X_DEMO_OPTIONS");
@@ -30,7 +30,7 @@ describe("parseOptions()", () => {
   });
 
   it("loggerOption parses to a Logger, never undefined", () => {
-    expectTypeOf<z.output<typeof loggerOption>>().toEqualTypeOf<Logger>();
+    expectTypeOf<v.Output<typeof loggerOption>>().toEqualTypeOf<Logger>();
   });
 });
 

@@ -1,20 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { silentLogger } from "./logger.js";
 import { isLogger, loggerOption } from "./logger-option.js";
 import { describeValue, optionError, parseOptions } from "./options.js";
+import * as v from "./schema/v.js";
 import { XError } from "./x-error.js";
 
 class PackageError extends XError {}
 
-const schema = z
+const schema = v
   .object({
-    timeout: z
-      .number({ error: "a finite number of seconds ≥ 0" })
-      .finite()
-      .min(0, "a finite number of seconds ≥ 0"),
-    retries: z.number().int().min(0).default(3),
-    nested: z.object({ name: z.string().min(1, "a non-empty string") }).optional(),
+    timeout: v.number({ error: "a finite number of seconds ≥ 0" }).min(0, "a finite number of seconds ≥ 0"),
+    retries: v.number().int().min(0).default(3),
+    nested: v.object({ name: v.string().min(1, "a non-empty string") }).optional(),
   })
   .strict();
 
@@ -55,12 +52,12 @@ describe("parseOptions", () => {
     expect(parseOptions(schema, { timeout: 1 }, "ERR_X_DEMO_OPTIONS")).toEqual({ timeout: 1, retries: 3 });
   });
 
-  it("throws the package's error naming the option and the value, with the zod error as cause", () => {
+  it("throws the package's error naming the option and the value, with the schema error as cause", () => {
     const error = caught(() => parseOptions(schema, { timeout: -1 }, "ERR_X_DEMO_OPTIONS", PackageError));
     expect(error).toBeInstanceOf(PackageError);
     expect(error.code).toBe("ERR_X_DEMO_OPTIONS");
     expect(error.message).toBe("invalid option timeout: -1 (expected a finite number of seconds ≥ 0)");
-    expect(error.cause).toBeInstanceOf(z.ZodError);
+    expect(error.cause).toBeInstanceOf(v.SchemaError);
   });
 
   it("names nested options by their path", () => {
@@ -82,7 +79,7 @@ describe("parseOptions", () => {
 });
 
 describe("loggerOption", () => {
-  const options = z.object({ logger: loggerOption });
+  const options = v.object({ logger: loggerOption });
 
   it("accepts any object with the four level functions and defaults to the silent logger", () => {
     const logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type { Output, Schema, SchemaError } from "./schema/v.js";
 import { XError, type XErrorOptions } from "./x-error.js";
 
 /** A constructor of `XError` or of one of its subclasses that keeps the base signature. */
@@ -54,30 +54,27 @@ export function optionError(
 }
 
 /**
- * Validates an options object against a zod schema and returns the parsed result (defaults applied).
- * The first problem becomes an {@link optionError} naming the option and its value, with the `ZodError` as
- * `cause`. Give each schema field an `error` message that says what is expected and in which unit.
+ * Validates an options object against a schema of `v` and returns the output (defaults applied).
+ * The first problem becomes an {@link optionError} naming the option and its value, with the
+ * {@link SchemaError} as `cause`; an unknown key of a strict object is "no such option". Give each field an
+ * `error` message that says what is expected and in which unit.
  *
- * @param schema - a zod schema of the whole options object
+ * @param schema - the schema of the whole options object, usually a `v.strictObject`
  * @param input - what the caller passed (`undefined` counts as `{}`)
  * @param code - the package's option error code
  * @param ErrorClass - the package's `XError` subclass. Default `XError`.
  */
-export function parseOptions<S extends z.ZodType>(
+export function parseOptions<S extends Schema<unknown>>(
   schema: S,
   input: unknown,
   code: string,
   ErrorClass: XErrorClass = XError,
-): z.output<S> {
+): Output<S> {
   const result = schema.safeParse(input ?? {});
-  if (result.success) return result.data;
+  if (result.success) return result.data as Output<S>;
   const issue = result.error.issues[0];
-  let path: PropertyKey[] = issue?.path ?? [];
-  let expected = issue?.message ?? "a valid value";
-  if (issue?.code === "unrecognized_keys" && issue.keys[0] !== undefined) {
-    path = [...path, issue.keys[0]];
-    expected = "no such option";
-  }
+  const path = issue?.path ?? [];
+  const expected = issue?.code === "unknown_key" ? "no such option" : (issue?.message ?? "a valid value");
   const option = path.length > 0 ? path.map(String).join(".") : "options";
   const value = path.reduce<unknown>(
     (node, key) =>

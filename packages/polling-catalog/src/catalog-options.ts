@@ -1,6 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, MAX_DURATION_MS, optionError, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { loggerOption, MAX_DURATION_MS, optionError, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
 import { redactedMark } from "./redact.js";
 
@@ -70,52 +69,55 @@ export interface ErmrestCatalogOptions {
 
 /** The default of `maxResponseBytes` and `maxCacheBytes`: 64 MiB. */
 const defaultMaxBytes = 64 * 1024 * 1024;
-const bytes = z
+const bytes = v
   .number({ error: "an integer number of bytes ≥ 0" })
   .int({ error: "an integer number of bytes ≥ 0" })
   .min(0, { error: "an integer number of bytes ≥ 0" })
   .max(Number.MAX_SAFE_INTEGER, { error: "an integer number of bytes ≥ 0" });
 
 const positiveMsError = `a number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}`;
-const positiveMs = z
+const positiveMs = v
   .number({ error: positiveMsError })
   .refine((value) => value > 0 && value <= MAX_DURATION_MS, { error: positiveMsError });
 const durationMsError = `a number of milliseconds from 0 to ${MAX_DURATION_MS}`;
-const durationMs = z
+const durationMs = v
   .number({ error: durationMsError })
   .min(0, { error: durationMsError })
   .max(MAX_DURATION_MS, { error: durationMsError });
 
 const isFunction = (value: unknown): boolean => typeof value === "function";
 
-const credentialsSchema = z
-  .object({ cookie: z.string().optional(), bearerToken: z.string().optional() })
+const credentialsSchema = v
+  .object({ cookie: v.string().optional(), bearerToken: v.string().optional() })
   .strict();
 
-/** The zod schema of {@link ErmrestCatalogOptions}. */
-const catalogOptionsSchema = z
+/** {@link ErmrestCatalogOptions} after validation, defaults applied. */
+export type ParsedCatalogOptions = Required<Omit<ErmrestCatalogOptions, "credentials" | "fetch">> & {
+  credentials: Credentials;
+  fetch?: FetchFunction | undefined;
+};
+
+/** The schema of {@link ErmrestCatalogOptions}. */
+const catalogOptionsSchema: v.Schema<ParsedCatalogOptions> = v
   .object({
-    scheme: z.enum(["http", "https"], { error: '"http" or "https"' }).default("https"),
-    server: z
+    scheme: v.enum(["http", "https"], { error: '"http" or "https"' }).default("https"),
+    server: v
       .string({ error: "a host or host:port string" })
       .regex(/^[^/@]+$/, { error: "a non-empty host or host:port without / or @" }),
-    catalogId: z.union([z.string().min(1), z.number().int().nonnegative()], {
+    catalogId: v.union([v.string().min(1), v.number().int().nonnegative()], {
       error: "a non-empty string or a non-negative integer",
     }),
     credentials: credentialsSchema.default({}),
-    caching: z.boolean({ error: "a boolean" }).default(true),
+    caching: v.boolean({ error: "a boolean" }).default(true),
     maxResponseBytes: bytes.default(defaultMaxBytes),
     maxCacheBytes: bytes.default(defaultMaxBytes),
     bodyIdleTimeoutMs: positiveMs.default(30_000),
     maxTransactionRetryMs: durationMs.default(300_000),
-    writePacing: z.boolean({ error: "a boolean" }).default(false),
+    writePacing: v.boolean({ error: "a boolean" }).default(false),
     logger: loggerOption,
-    fetch: z.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
+    fetch: v.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })
   .strict();
-
-/** {@link ErmrestCatalogOptions} after validation, defaults applied. */
-export type ParsedCatalogOptions = z.output<typeof catalogOptionsSchema>;
 
 /**
  * Validates catalog options; throws a {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_INVALID_OPTION` naming

@@ -1,5 +1,4 @@
-import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { MAX_DURATION_MS, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
 import type { Row, RowTransform } from "./polling-catalog.js";
 
@@ -48,21 +47,21 @@ export interface LeaseClaim {
   transform: RowTransform;
 }
 
-const leaseSchema = z
+const leaseSchema = v
   .object({
-    table: z.string({ error: "a table name such as S:Job" }).min(1),
-    owner: z.string({ error: "a non-empty string" }).min(1),
-    leaseMs: z
+    table: v.string({ error: "a table name such as S:Job" }).min(1),
+    owner: v.string({ error: "a non-empty string" }).min(1),
+    leaseMs: v
       .number({ error: `a number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}` })
       .refine((value) => value > 0 && value <= MAX_DURATION_MS, {
         error: `a number of milliseconds > 0 and ≤ ${MAX_DURATION_MS}`,
       }),
-    limit: z.number({ error: "an integer ≥ 1" }).int().min(1).default(100),
-    stateColumn: z.string().min(1).default("state"),
-    readyState: z.string().default("queued"),
-    claimedState: z.string().default("claimed"),
-    ownerColumn: z.string().min(1).default("owner"),
-    leaseColumn: z.string().min(1).default("lease_until"),
+    limit: v.number({ error: "an integer ≥ 1" }).int().min(1).default(100),
+    stateColumn: v.string().min(1).default("state"),
+    readyState: v.string().default("queued"),
+    claimedState: v.string().default("claimed"),
+    ownerColumn: v.string().min(1).default("owner"),
+    leaseColumn: v.string().min(1).default("lease_until"),
   })
   .strict();
 

@@ -1,5 +1,4 @@
-import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { MAX_DURATION_MS, parseOptions, v } from "@x/core/internal";
 import { amqpUrlsFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
 import { appliedPairs, keyNames } from "./claim-keys.js";
@@ -106,31 +105,31 @@ const defaultClaimRows = 5;
 /** How many times a `spread` claim reads the candidates (and writes one claim) before giving up. */
 const maxSpreadRounds = 2;
 
-const amqpOptionsSchema = z
+const amqpOptionsSchema = v
   .object({
-    amqpServer: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1)], {
+    amqpServer: v
+      .union([v.string().min(1), v.array(v.string().min(1)).min(1)], {
         error: "a host, host:port or amqp(s):// URL, or a non-empty list of them (the nodes of a cluster)",
       })
       .optional(),
-    noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
+    noticeExchange: v.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
   })
   .strict();
 
 /** A duration option: a number of milliseconds from `min` (or above it, with `exclusive`) to the longest timer. */
 const milliseconds = (min: number, exclusive = false) => {
   const error = `a number of milliseconds ${exclusive ? ">" : "≥"} ${min} and ≤ ${MAX_DURATION_MS}`;
-  return z
+  return v
     .number({ error })
     .refine((value) => (exclusive ? value > min : value >= min) && value <= MAX_DURATION_MS, { error });
 };
-const pollOptionsSchema = z
+const pollOptionsSchema = v
   .object({
     pollingMs: milliseconds(0, true).default(600_000),
     coalesceMs: milliseconds(0).default(100),
     maxCoalesceMs: milliseconds(0).default(5_000),
     maxRetryDelayMs: milliseconds(0, true).default(30_000),
-    maxOutageMs: z
+    maxOutageMs: v
       .number({ error: `a number of milliseconds from 0 to ${MAX_DURATION_MS}, or Infinity` })
       .refine((value) => value >= 0 && (value <= MAX_DURATION_MS || value === Number.POSITIVE_INFINITY), {
         error: `a number of milliseconds from 0 to ${MAX_DURATION_MS}, or Infinity`,
@@ -138,7 +137,7 @@ const pollOptionsSchema = z
       .default(Number.POSITIVE_INFINITY),
     maxBindDelayMs: milliseconds(1_000).default(300_000),
     outageSummaryMs: milliseconds(0, true).default(60_000),
-    signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+    signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   })
   .strict();
 

@@ -1,5 +1,4 @@
-import { onShutdownSignals } from "@x/core/internal";
-import { z } from "zod";
+import { onShutdownSignals, v } from "@x/core/internal";
 import type { GuardedCommand } from "./guarded-command.js";
 import { parse } from "./options.js";
 
@@ -33,15 +32,15 @@ export type SignalForwarding = (() => void) & Disposable;
 const shutdownSignals: readonly NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
 
 const expected = `an array of ${forwardedSignals.join(", ")}`;
-const signalList = z.array(z.enum(forwardedSignals, { error: expected }), { error: expected });
-const schema = z.strictObject({ signals: signalList.optional() });
+const signalList = v.array(v.enum(forwardedSignals, { error: expected }), { error: expected });
+const schema = v.strictObject({ signals: signalList.optional() });
 
 /** The schema of `runGuardedCommand()`'s `forwardSignals` option: `true`, `false` or a list of signals. */
-export const forwardSignalsOption = z.union([z.boolean(), signalList], {
+export const forwardSignalsOption = v.union([v.boolean(), signalList], {
   error: `true, false or ${expected}`,
 });
 
-const commandSchema = z.custom<GuardedCommand>(
+const commandSchema = v.custom<GuardedCommand>(
   (value) =>
     typeof (value as GuardedCommand | null)?.kill === "function" &&
     typeof (value as GuardedCommand).then === "function",
@@ -82,7 +81,7 @@ export function forwardSignals(
   command: GuardedCommand,
   options: ForwardSignalsOptions = {},
 ): SignalForwarding {
-  parse(z.object({ command: commandSchema }), { command });
+  parse(v.object({ command: commandSchema }), { command });
   const remove = listenAndForward(parse(schema, options).signals ?? forwardedSignals, (signal) =>
     command.kill(signal),
   );

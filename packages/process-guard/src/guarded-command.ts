@@ -1,8 +1,7 @@
 import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, signalExitCode } from "@x/core/internal";
-import { z } from "zod";
+import { loggerOption, optionError, signalExitCode, v } from "@x/core/internal";
 import { ErrorCode, GuardError } from "./errors.js";
 import {
   type ForwardedSignal,
@@ -142,14 +141,14 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
   kill(signal: NodeJS.Signals): boolean;
 };
 
-const fn = <F>() => z.custom<F>((value) => typeof value === "function", { error: "a function" });
+const fn = <F>() => v.custom<F>((value) => typeof value === "function", { error: "a function" });
 
-const schema = z.strictObject({
+const schema = v.strictObject({
   timeoutMs: duration.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
   gracePeriodMs: duration.optional(),
   sendKill: bool.optional(),
-  killSignal: z
+  killSignal: v
     .enum(Object.keys(constants.signals) as [NodeJS.Signals, ...NodeJS.Signals[]], {
       error: 'a signal name ("SIGTERM", "SIGINT", "SIGKILL", …)',
     })
@@ -157,14 +156,14 @@ const schema = z.strictObject({
   killAfterMs: duration.optional(),
   progressOnOutput: bool.optional(),
   reaper: bool.optional(),
-  stdio: z
+  stdio: v
     .custom<StdioOptions>((value) => typeof value === "string" || Array.isArray(value), {
       error: 'spawn()\'s stdio ("inherit", "pipe", "ignore" or an array)',
     })
     .optional(),
-  env: z.record(z.string(), z.string().optional(), { error: "an object of strings" }).optional(),
-  cwd: z.string({ error: "a directory path (string)" }).optional(),
-  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  env: v.record(v.string(), v.string().optional(), { error: "an object of strings" }).optional(),
+  cwd: v.string({ error: "a directory path (string)" }).optional(),
+  signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   onSpawn: fn<NonNullable<GuardedCommandOptions["onSpawn"]>>().optional(),
   onInterrupt: fn<NonNullable<GuardedCommandOptions["onInterrupt"]>>().optional(),
   checkIntervalMs: interval.optional(),
@@ -172,11 +171,11 @@ const schema = z.strictObject({
   forwardSignals: forwardSignalsOption.optional(),
 });
 
-const argsSchema = z.strictObject({
-  command: z
+const argsSchema = v.strictObject({
+  command: v
     .string({ error: "a program (non-empty string)" })
     .min(1, { error: "a program (non-empty string)" }),
-  args: z.array(z.string(), { error: "an array of strings" }),
+  args: v.array(v.string(), { error: "an array of strings" }),
 });
 
 /**
@@ -233,7 +232,7 @@ export function runGuardedCommand(
   return Object.assign(run(command, args, o, state).finally(stopForwarding), { kill });
 }
 
-type Parsed = z.output<typeof schema>;
+type Parsed = v.Output<typeof schema>;
 
 /** What the handle's `kill()` shares with the run. */
 interface RunState {

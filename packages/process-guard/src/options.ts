@@ -1,6 +1,5 @@
 import type { Logger } from "@x/core";
-import { loggerOption, MAX_DURATION_MS, optionError, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { loggerOption, MAX_DURATION_MS, optionError, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 
 /** How a guard interrupts: Resiliparse's three interrupt types. */
@@ -130,25 +129,25 @@ export interface RunSyncConfig {
  */
 export const MIN_LEVEL_GAP_MS = 10;
 
-// Zod fields and expected-value texts shared by the package's option schemas (guarded-command.ts too).
+// Schema fields and expected-value texts shared by the package's option schemas (guarded-command.ts too).
 
 /** What a duration option in ms expects: no longer than a Node timer can wait (longer ones fire at once). */
 const millis = `a number of milliseconds from 0 to ${MAX_DURATION_MS} (about 24.8 days)`;
 /** What a size option in bytes expects. */
 export const bytes = "a finite number of bytes ≥ 0";
-/** A number ≥ 0 (zod 4 rejects infinities), with `expected` as the message. */
-export const nonNegative = (expected: string) => z.number({ error: expected }).min(0, { error: expected });
+/** A number ≥ 0 (v.number() rejects infinities), with `expected` as the message. */
+export const nonNegative = (expected: string) => v.number({ error: expected }).min(0, { error: expected });
 /** A duration in ms, from 0 to `MAX_DURATION_MS`: every duration option of the package. */
 export const duration = nonNegative(millis).max(MAX_DURATION_MS, { error: millis });
 /** A boolean option. */
-export const bool = z.boolean({ error: "a boolean" });
+export const bool = v.boolean({ error: "a boolean" });
 const intervalText = `a number of milliseconds > 0, at most ${MAX_DURATION_MS}`;
 /** A polling interval in ms, > 0 and at most `MAX_DURATION_MS`. */
-export const interval = z
+export const interval = v
   .number({ error: intervalText })
   .gt(0, { error: intervalText })
   .max(MAX_DURATION_MS, { error: intervalText });
-const interruptType = z.enum(["exception", "signal", "exception_then_signal"], {
+const interruptType = v.enum(["exception", "signal", "exception_then_signal"], {
   error: 'one of "exception", "signal", "exception_then_signal"',
 });
 
@@ -161,22 +160,22 @@ const common = {
   logger: loggerOption,
 };
 
-const timeSchema = z.strictObject({
+const timeSchema = v.strictObject({
   ...common,
   timeoutMs: duration.optional(),
   gracePeriodMs: duration.optional(),
 });
 
-const memSchema = z.strictObject({
+const memSchema = v.strictObject({
   ...common,
   maxMemoryBytes: nonNegative(bytes),
   absolute: bool.optional(),
   gracePeriodMs: duration.optional(),
   secondaryGracePeriodMs: duration.optional(),
-  metric: z.enum(["rss", "heap", "tree"], { error: 'one of "rss", "heap", "tree"' }).optional(),
+  metric: v.enum(["rss", "heap", "tree"], { error: 'one of "rss", "heap", "tree"' }).optional(),
 });
 
-const runSyncSchema = z.strictObject({
+const runSyncSchema = v.strictObject({
   timeoutMs: duration.optional(),
   checkIntervalMs: interval.optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
@@ -192,11 +191,11 @@ function withoutUndefined(input: unknown): unknown {
 }
 
 /** Validates `input` (keys whose value is `undefined` count as absent); throws `ERR_X_GUARD_INVALID_OPTION`. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+export function parse<S extends v.Schema<unknown>>(schema: S, input: unknown): v.Output<S> {
   return parseOptions(schema, withoutUndefined(input), ErrorCode.INVALID_OPTION, GuardError);
 }
 
-function commonConfig(o: z.output<typeof timeSchema> | z.output<typeof memSchema>): CommonConfig {
+function commonConfig(o: v.Output<typeof timeSchema> | v.Output<typeof memSchema>): CommonConfig {
   return {
     interruptType: o.interruptType ?? InterruptType.exception_then_signal,
     sendKill: o.sendKill ?? false,

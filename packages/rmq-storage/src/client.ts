@@ -2,9 +2,8 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { type InspectOptions, inspect } from "node:util";
 import { Backoff, type Logger, sleep } from "@x/core";
-import { durationMs, inspectAs, parseOptions } from "@x/core/internal";
+import { durationMs, inspectAs, parseOptions, v } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
-import { z } from "zod";
 import {
   declareExchanges,
   firstQueueWithoutConsumer,
@@ -105,9 +104,9 @@ const storageMethods = [
   "close",
 ] as const;
 
-const optionsSchema = z.strictObject({
+const optionsSchema = v.strictObject({
   ...brokerOptions,
-  storage: z.custom<ProvenanceStorage>(
+  storage: v.custom<ProvenanceStorage>(
     (value) =>
       typeof value === "object" &&
       value !== null &&
@@ -118,12 +117,12 @@ const optionsSchema = z.strictObject({
   batchSize: renamedOption("itemsPerMessage"),
   waitMinMs: durationMs({ exclusiveMin: true }).default(60_000),
   waitPerBatchMs: durationMs().default(10_000),
-  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
-const waitSchema = z.strictObject({
+const waitSchema = v.strictObject({
   timeoutMs: durationMs({ integer: true }).default(30_000),
-  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
 /** How often {@link RmqStorageClient.waitForServer} looks again: from 50 ms, doubling, at most every second. */
@@ -171,7 +170,7 @@ interface Link {
  */
 export class RmqStorageClient extends EventEmitter<ClientEvents> implements ProvenanceStorage {
   readonly #storage: ProvenanceStorage;
-  readonly #options: z.output<typeof optionsSchema>;
+  readonly #options: v.Output<typeof optionsSchema>;
   readonly #top: Topology;
   readonly #calls = new Map<string, Call>();
   readonly #closing = new AbortController();
@@ -204,7 +203,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     return `RmqStorageClient ${[this.toJSON().url].flat().join(" ")}`;
   }
 
-  private constructor(options: z.output<typeof optionsSchema>) {
+  private constructor(options: v.Output<typeof optionsSchema>) {
     super();
     this.#options = options;
     this.#storage = options.storage;

@@ -1,8 +1,7 @@
 import { type InspectOptions, inspect } from "node:util";
 import type { Logger } from "@x/core";
-import { durationMs, inspectAs, loggerOption, parseOptions, redactUrl } from "@x/core/internal";
+import { durationMs, inspectAs, loggerOption, parseOptions, redactUrl, v } from "@x/core/internal";
 import type pg from "pg";
-import { z } from "zod";
 import { joinPath } from "./bytes.js";
 import { loadPostgresDriver } from "./drivers.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
@@ -36,8 +35,8 @@ export interface PostgresStorageOptions {
   logger?: Logger;
 }
 
-const optionsSchema = z.strictObject({
-  schema: z
+const optionsSchema = v.strictObject({
+  schema: v
     .string({ error: "a schema name" })
     .regex(/^[a-z_][a-z0-9_]{0,62}$/, { error: "a schema name matching ^[a-z_][a-z0-9_]{0,62}$" })
     .default("public"),

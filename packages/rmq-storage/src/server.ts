@@ -9,9 +9,9 @@ import {
   ReadOnlyHttpServer,
   redactUrl,
   textAnswer,
+  v,
 } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
-import { z } from "zod";
 import { declareTopology, type QueueKind, type Topology, topology } from "./amqp.js";
 import { connectBroker, reconnectBackoff, redactUrls, urlList } from "./connect.js";
 import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
@@ -125,13 +125,13 @@ export interface MetricsEndpoint {
 const rangesError =
   'a list of distinct hex digits, or a string of digits and spans such as "0-7" or "0,3,a-c"';
 
-const optionsSchema = z
+const optionsSchema = v
   .strictObject({
     ...brokerOptions,
-    storage: z.union(
+    storage: v.union(
       [
-        z.custom<() => ProvenanceStorage>((value) => typeof value === "function"),
-        z.string().refine(isStorageSpec),
+        v.custom<() => ProvenanceStorage>((value) => typeof value === "function"),
+        v.string().refine(isStorageSpec),
       ],
       { error: "a storage factory, sqlite:PATH or postgres://…" },
     ),
@@ -139,23 +139,23 @@ const optionsSchema = z
     batchSize: renamedOption("maxItemsPerWrite"),
     prefetch: intIn("number of messages", 1, 65_535).optional(),
     processes: intIn("number of processes", 1, 16).default(1),
-    ranges: z
+    ranges: v
       .preprocess(
         (value) => (typeof value === "string" ? (parseRanges(value) ?? value) : value),
-        z
-          .array(z.enum(allRanges as [string, ...string[]], { error: rangesError }), { error: rangesError })
+        v
+          .array(v.enum(allRanges as [string, ...string[]], { error: rangesError }), { error: rangesError })
           .min(1, { error: rangesError })
           .refine((list) => new Set(list).size === list.length, { error: rangesError }),
       )
       .default([...allRanges]),
     standbyWaitMs: durationMs({ max: 3_600_000, integer: true }).default(0),
-    queueType: z.enum(["classic", "quorum"], { error: '"classic" or "quorum"' }).default("classic"),
+    queueType: v.enum(["classic", "quorum"], { error: '"classic" or "quorum"' }).default("classic"),
     deliveryLimit: intIn("number of deliveries", 1, 1_000_000).optional(),
-    metrics: z
+    metrics: v
       .strictObject({
-        host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
+        host: v.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
         port: intIn("TCP port", 0, 65_535),
-        management: z.string({ error: "an http:// or https:// URL" }).optional(),
+        management: v.string({ error: "an http:// or https:// URL" }).optional(),
       })
       .optional(),
   })
@@ -175,7 +175,7 @@ const optionsSchema = z
 /** The default `deliveryLimit` of quorum queues: RabbitMQ 4's own default. */
 const DEFAULT_DELIVERY_LIMIT = 20;
 
-type Parsed = z.output<typeof optionsSchema>;
+type Parsed = v.Output<typeof optionsSchema>;
 
 /**
  * The worker side: declares the topology, consumes the worker queues with single active consumers, merges

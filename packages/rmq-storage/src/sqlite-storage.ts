@@ -1,8 +1,7 @@
 import { rm } from "node:fs/promises";
 import { type Logger, silentLogger } from "@x/core";
-import { durationMs, loggerOption, parseOptions } from "@x/core/internal";
+import { durationMs, loggerOption, parseOptions, v } from "@x/core/internal";
 import type Database from "better-sqlite3";
-import { z } from "zod";
 import { asBuffer, joinPath } from "./bytes.js";
 import { loadSqliteDriver } from "./drivers.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
@@ -41,8 +40,8 @@ export interface SqliteStorageOptions {
   logger?: Logger;
 }
 
-const optionsSchema = z.strictObject({
-  synchronous: z.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
+const optionsSchema = v.strictObject({
+  synchronous: v.enum(["normal", "full"], { error: '"normal" or "full"' }).default("normal"),
   busyTimeoutMs: durationMs({ integer: true }).default(5_000),
   cacheSizeBytes: intAtLeast("bytes", 65_536).default(64 * 1024 * 1024),
   walAutocheckpoint: intAtLeast("pages", 0).default(10_000),

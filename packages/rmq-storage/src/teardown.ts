@@ -1,5 +1,4 @@
-import { parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { parseOptions, v } from "@x/core/internal";
 import { checkEach, topology, topologyNames } from "./amqp.js";
 import { connectBroker } from "./connect.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
@@ -29,11 +28,11 @@ export interface DeletedTopology {
   exchanges: string[];
 }
 
-const optionsSchema = z.strictObject({
+const optionsSchema = v.strictObject({
   url: brokerOptions.url,
   prefix: brokerOptions.prefix,
   connectTimeoutMs: brokerOptions.connectTimeoutMs,
-  force: z.boolean({ error: "true or false" }).default(false),
+  force: v.boolean({ error: "true or false" }).default(false),
 });
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { v } from "@x/core/internal";
 import { pathId } from "./bytes.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP, relationHasPath } from "./input.js";
 import type { Item } from "./routing.js";
@@ -47,43 +47,43 @@ export function encodeRequest(method: WriteMethod, items: readonly Item[]): Buff
   return Buffer.from(`${json}]}`);
 }
 
-const sha1 = z.string().regex(/^[0-9a-f]{40}$/);
-const date = z
+const sha1 = v.string().regex(/^[0-9a-f]{40}$/);
+const date = v
   .string()
   .regex(/^-?\d{1,18}$/)
   .transform((text) => BigInt(text))
   .refine((value) => value >= MIN_TIMESTAMP && value <= MAX_TIMESTAMP);
-const path = z
+const path = v
   .string()
   .regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/)
   .transform((text) => Buffer.from(text, "base64"));
 
 const itemSchemas = {
-  content_add: z.tuple([sha1, date]),
-  directory_add: z
-    .tuple([sha1, date.nullable(), z.boolean()])
+  content_add: v.tuple([sha1, date]),
+  directory_add: v
+    .tuple([sha1, date.nullable(), v.boolean()])
     .transform(([id, d, flat]) => [id, { date: d, flat }] as const),
-  revision_add: z
+  revision_add: v
     .tuple([sha1, date.nullable(), sha1.nullable()])
     .transform(([id, d, origin]) => [id, { date: d, origin }] as const),
-  origin_add: z.tuple([sha1, z.string()]),
-  location_add: z.tuple([path]),
-  relation_add: z.tuple([sha1, sha1, path.nullable()]),
+  origin_add: v.tuple([sha1, v.string()]),
+  location_add: v.tuple([path]),
+  relation_add: v.tuple([sha1, sha1, path.nullable()]),
 } as const;
 
 /** The request schemas, by method (the `content_add` decoder's hand-written fast path must agree with its schema). */
 export const requestSchemas = Object.fromEntries(
   Object.entries(itemSchemas).map(([method, item]) => [
     method,
-    z.object({
-      v: z.literal(1),
-      items: z
-        .array(item as z.ZodType)
+    v.object({
+      v: v.literal(1),
+      items: v
+        .array(item as v.Schema<unknown>)
         .min(1)
         .max(MAX_ITEMS),
     }),
   ]),
-) as unknown as Record<WriteMethod, z.ZodType<{ v: 1; items: Item[] }>>;
+) as unknown as Record<WriteMethod, v.Schema<{ v: 1; items: Item[] }>>;
 
 const SHA1 = /^[0-9a-f]{40}$/;
 const DATE = /^-?\d{1,18}$/;
@@ -158,15 +158,15 @@ export function encodeReply(ok: boolean, messageIds: string[], error?: string): 
   return Buffer.from(JSON.stringify(ok ? { v: 1, ok, messageIds } : { v: 1, ok, messageIds, error }));
 }
 
-const replySchema = z.object({
-  v: z.literal(1),
-  ok: z.boolean(),
-  messageIds: z.array(z.string()),
-  error: z.string().optional(),
+const replySchema = v.object({
+  v: v.literal(1),
+  ok: v.boolean(),
+  messageIds: v.array(v.string()),
+  error: v.string().optional(),
 });
 
 /** A decoded reply, or `null` for anything else. */
-export function decodeReply(body: Buffer): z.infer<typeof replySchema> | null {
+export function decodeReply(body: Buffer): v.Output<typeof replySchema> | null {
   try {
     const parsed = replySchema.safeParse(JSON.parse(body.toString("utf8")));
     return parsed.success ? parsed.data : null;

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 
 const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 /** A copy of @x/rmq-storage installed with its dependencies, but neither better-sqlite3 nor pg. */
-const copyWithoutDrivers = () => packageCopy(packageDir, "@x/rmq-storage", ["@x/core", "amqplib", "zod"]);
+const copyWithoutDrivers = () => packageCopy(packageDir, "@x/rmq-storage", ["@x/core", "amqplib"]);
 
 /** What opening each kind of storage does in a child run in `root`. */
 async function openOutcomes(root: string) {

@@ -1,6 +1,5 @@
 import type { Logger } from "@x/core";
-import { durationMs, ReadOnlyHttpServer, textAnswer } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, ReadOnlyHttpServer, textAnswer, v } from "@x/core/internal";
 import type { SupervisorMetrics } from "./metrics.js";
 import { pageSecurityHeaders, renderQueuePage } from "./queue-page.js";
 import type { SqlReader } from "./queue-reader.js";
@@ -21,12 +20,12 @@ export interface HttpEndpoint {
 /** An integer from `min` to `max`; `what` names it in the error. */
 const integer = (min: number, max: number, what: string) => {
   const error = `${what} (integer ${min} to ${max})`;
-  return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+  return v.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 };
 
 /** The schema of {@link HttpEndpoint}. */
-export const httpEndpointSchema = z.strictObject({
-  host: z.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
+export const httpEndpointSchema = v.strictObject({
+  host: v.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
   port: integer(0, 65_535, "a TCP port"),
   refreshMs: durationMs({ min: 500, max: 3_600_000, integer: true }).default(5_000),
   pageSize: integer(1, 1_000, "a page size").default(100),
@@ -56,7 +55,7 @@ function pageOf(url: URL): number {
  * keep it on loopback, or behind a reverse proxy that authenticates.
  */
 export function httpListener(
-  endpoint: z.output<typeof httpEndpointSchema>,
+  endpoint: v.Output<typeof httpEndpointSchema>,
   { reader, holders, metrics, closed }: HttpSource,
   logger: Logger,
 ): ReadOnlyHttpServer {

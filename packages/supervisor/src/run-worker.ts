@@ -1,6 +1,5 @@
 import { Backoff, type Logger, sleep } from "@x/core";
-import { durationMs, loggerOption, MAX_DURATION_MS, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, loggerOption, MAX_DURATION_MS, parseOptions, v } from "@x/core/internal";
 import { SupervisorClient } from "./client.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import type { Job } from "./storage.js";
@@ -59,17 +58,17 @@ export interface RunWorkerLoopOptions {
   logger?: Logger;
 }
 
-const optionsSchema = z.strictObject({
-  socket: z
+const optionsSchema = v.strictObject({
+  socket: v
     .string({ error: "a socket path (string)" })
     .min(1, { error: "a non-empty socket path" })
     .optional(),
   tls: tlsEndpointSchema.optional(),
-  run: z.custom<RunWorkerOptions["run"]>((value) => typeof value === "function", { error: "a function" }),
+  run: v.custom<RunWorkerOptions["run"]>((value) => typeof value === "function", { error: "a function" }),
   idleDelayMs: durationMs().default(60_000),
   reconnectDelayMs: durationMs().default(5_000),
   replyTimeoutMs: durationMs().default(30_000),
-  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
   logger: loggerOption,
 });
 

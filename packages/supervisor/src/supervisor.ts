@@ -1,7 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "@x/core";
-import { loggerOption, parseOptions, type ReadOnlyHttpServer } from "@x/core/internal";
-import { z } from "zod";
+import { loggerOption, parseOptions, type ReadOnlyHttpServer, v } from "@x/core/internal";
 import { Checkpointer } from "./checkpointer.js";
 import { DatabaseLock } from "./database-lock.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
@@ -63,23 +62,23 @@ export interface SupervisorOptions {
 }
 
 const path = (name: string) =>
-  z.string({ error: `a ${name} path (string)` }).min(1, { error: `a non-empty ${name} path` });
+  v.string({ error: `a ${name} path (string)` }).min(1, { error: `a non-empty ${name} path` });
 
-const optionsSchema = z.strictObject({
+const optionsSchema = v.strictObject({
   db: path("database file"),
   fetchersDir: path("directory"),
   socket: path("socket"),
-  socketMode: z
+  socketMode: v
     .number({ error: "a file mode (integer 0 to 0o777)" })
     .int({ error: "a file mode (integer 0 to 0o777)" })
     .min(0, { error: "a file mode (integer 0 to 0o777)" })
     .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
     .default(0o660),
-  socketGroup: z
+  socketGroup: v
     .union(
       [
-        z.number().int().min(0).max(0xfffffffe),
-        z
+        v.number().int().min(0).max(0xfffffffe),
+        v
           .string()
           .min(1)
           .regex(/^[^:\n\0]+$/),
@@ -87,7 +86,7 @@ const optionsSchema = z.strictObject({
       { error: "a group id (integer 0 to 4294967294) or a group name" },
     )
     .optional(),
-  maxConnections: z
+  maxConnections: v
     .number({ error: "a number of connections (integer 1 to 1000000)" })
     .int({ error: "a number of connections (integer 1 to 1000000)" })
     .min(1, { error: "a number of connections (integer 1 to 1000000)" })
@@ -96,7 +95,7 @@ const optionsSchema = z.strictObject({
   tls: tlsEndpointSchema.optional(),
   http: httpEndpointSchema.optional(),
   logger: loggerOption,
-  signal: z.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
+  signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
 });
 
 /**

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { createSecureContext, type SecureContextOptions } from "node:tls";
-import { z } from "zod";
+import { v } from "@x/core/internal";
 import { ErrorCode, SupervisorError } from "./errors.js";
 
 /**
@@ -26,12 +26,12 @@ export interface TlsEndpoint {
 export const minTlsVersion = "TLSv1.2";
 
 const file = (what: string) =>
-  z.string({ error: `a ${what} file path (string)` }).min(1, { error: `a non-empty ${what} file path` });
+  v.string({ error: `a ${what} file path (string)` }).min(1, { error: `a non-empty ${what} file path` });
 
-/** The zod schema of {@link TlsEndpoint}, for the options of the daemon, the client and the worker. */
-export const tlsEndpointSchema = z.strictObject({
-  host: z.string({ error: "a host name or IP address" }).min(1, { error: "a non-empty host" }),
-  port: z
+/** The schema of {@link TlsEndpoint}, for the options of the daemon, the client and the worker. */
+export const tlsEndpointSchema = v.strictObject({
+  host: v.string({ error: "a host name or IP address" }).min(1, { error: "a non-empty host" }),
+  port: v
     .number({ error: "a TCP port (integer 0 to 65535)" })
     .int({ error: "a TCP port (integer 0 to 65535)" })
     .min(0, { error: "a TCP port (integer 0 to 65535)" })

@@ -1,5 +1,4 @@
-import { durationMs } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
@@ -69,20 +68,20 @@ export interface NatsStreamOptions<M extends NatsStreamMessage> extends StreamOp
   pullExpiresMs?: number;
 }
 
-const sequence = z.number().int().min(1);
+const sequence = v.number().int().min(1);
 
-const schema = z.strictObject({
-  js: z.custom<NatsJetStream<NatsStreamMessage>>(
+const schema = v.strictObject({
+  js: v.custom<NatsJetStream<NatsStreamMessage>>(
     (value) =>
       typeof value === "object" &&
       value !== null &&
       typeof (value as NatsJetStream<NatsStreamMessage>).consumers?.get === "function",
     { error: "a JetStream client: jetstream(nc) from @nats-io/jetstream" },
   ),
-  stream: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
-  filterSubjects: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
-  from: z
-    .union([z.literal("first"), z.strictObject({ seq: sequence }), timePosition], {
+  stream: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+  filterSubjects: v.union([v.string().min(1), v.array(v.string().min(1)).min(1)]).optional(),
+  from: v
+    .union([v.literal("first"), v.strictObject({ seq: sequence }), timePosition], {
       error: '"first", { seq: integer ≥ 1 } or { time: Date }',
     })
     .default("first"),
@@ -117,9 +116,9 @@ export function natsStream<M extends NatsStreamMessage>(
 }
 
 class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number> {
-  readonly #options: Omit<z.output<typeof schema>, "js"> & { js: NatsJetStream<M> };
+  readonly #options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> };
 
-  constructor(options: Omit<z.output<typeof schema>, "js"> & { js: NatsJetStream<M> }) {
+  constructor(options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> }) {
     this.#options = options;
   }
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import { v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
@@ -57,15 +57,15 @@ export interface RabbitmqStreamOptions extends StreamOptions {
   prefetch?: number;
 }
 
-const offset = z.number().int().min(0);
+const offset = v.number().int().min(0);
 
-const schema = z.strictObject({
-  connect: z.custom<() => Promise<AmqpStreamConnection>>((value) => typeof value === "function", {
+const schema = v.strictObject({
+  connect: v.custom<() => Promise<AmqpStreamConnection>>((value) => typeof value === "function", {
     error: "a function that opens an amqplib connection: () => amqp.connect(url)",
   }),
-  queue: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
-  from: z
-    .union([z.literal("first"), z.strictObject({ offset }), timePosition], {
+  queue: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+  from: v
+    .union([v.literal("first"), v.strictObject({ offset }), timePosition], {
       error: '"first", { offset: integer ≥ 0 } or { time: Date }',
     })
     .default("first"),
@@ -131,10 +131,10 @@ async function refusals<T>(consuming: Promise<T>, queue: string): Promise<T> {
 }
 
 class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
-  readonly #options: z.output<typeof schema>;
+  readonly #options: v.Output<typeof schema>;
   #connection: Promise<AmqpStreamConnection> | undefined;
 
-  constructor(options: z.output<typeof schema>) {
+  constructor(options: v.Output<typeof schema>) {
     this.#options = options;
   }
 

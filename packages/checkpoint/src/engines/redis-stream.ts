@@ -1,5 +1,4 @@
-import { durationMs } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
@@ -56,17 +55,17 @@ export interface RedisStreamOptions extends StreamOptions {
 const ID = /^(\d+)-(\d+)$/;
 const MAX_SEQ = 18_446_744_073_709_551_615n;
 
-const schema = z.strictObject({
-  client: z.custom<RedisCommandClient>(
+const schema = v.strictObject({
+  client: v.custom<RedisCommandClient>(
     (value) =>
       typeof value === "object" &&
       value !== null &&
       typeof (value as RedisCommandClient).sendCommand === "function",
     { error: "a node-redis client (createClient()), connected" },
   ),
-  key: z.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
-  from: z
-    .union([z.literal(["first", "next"]), z.strictObject({ id: z.string().regex(ID) }), timePosition], {
+  key: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+  from: v
+    .union([v.literal(["first", "next"]), v.strictObject({ id: v.string().regex(ID) }), timePosition], {
       error: '"first", "next", { id: "<ms>-<seq>" } or { time: Date }',
     })
     .default("first"),
@@ -102,11 +101,11 @@ export function redisStream(options: RedisStreamOptions): BrokerStream<RedisStre
 }
 
 class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
-  readonly #options: z.output<typeof schema>;
+  readonly #options: v.Output<typeof schema>;
   /** The id `"next"` resolved to at the first read, so that a reopened session skips nothing. */
   #next: string | undefined;
 
-  constructor(options: z.output<typeof schema>) {
+  constructor(options: v.Output<typeof schema>) {
     this.#options = options;
   }
 

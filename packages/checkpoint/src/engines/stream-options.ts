@@ -1,6 +1,5 @@
 import type { Logger } from "@x/core";
-import { durationMs, loggerOption, optionError, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { durationMs, loggerOption, optionError, parseOptions, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import { type BrokerEngine, type BrokerStream, brokerStream } from "./broker-stream.js";
 
@@ -16,18 +15,18 @@ export interface StreamOptions {
 
 /** A count, an integer from 1 to `max`. */
 export const count = (max: number) =>
-  z
+  v
     .number({ error: `an integer from 1 to ${max}` })
     .int()
     .min(1)
     .max(max, { error: `an integer from 1 to ${max}` });
 
 /** A start position at a time, `{ time: Date }`, as every engine takes it (a valid date). */
-export const timePosition = z.strictObject({
-  time: z.date().refine((date) => !Number.isNaN(date.getTime())),
+export const timePosition = v.strictObject({
+  time: v.date().refine((date) => !Number.isNaN(date.getTime())),
 });
 
-/** The zod fields of {@link StreamOptions}, for each adapter's schema. */
+/** The fields of {@link StreamOptions}, for each adapter's schema. */
 export const streamOptionFields = {
   logger: loggerOption,
   retryInitialMs: durationMs({ min: 1 }).default(100),
@@ -35,7 +34,7 @@ export const streamOptionFields = {
 };
 
 /** Validates an adapter's options against its schema (which includes {@link streamOptionFields}). */
-export function parseStreamOptions<S extends z.ZodType>(schema: S, options: unknown): z.output<S> {
+export function parseStreamOptions<S extends v.Schema<unknown>>(schema: S, options: unknown): v.Output<S> {
   return parseOptions(schema, options, ErrorCode.INVALID_OPTION, CheckpointError);
 }
 

@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { type InspectOptions, inspect } from "node:util";
 import { sleep } from "@x/core";
-import { MAX_DURATION_MS, parseOptions } from "@x/core/internal";
-import { z } from "zod";
+import { MAX_DURATION_MS, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "../errors.js";
 import { inspectAs } from "../redact.js";
 import { columnTypes } from "./column-types.js";
@@ -126,34 +125,34 @@ export interface FakeErmrestDescription {
   transactionAbortRate: number;
 }
 
-const tableSchema = z
+const tableSchema = v
   .object({
-    key: z
-      .array(z.string().min(1), { error: "an array of column names" })
+    key: v
+      .array(v.string().min(1), { error: "an array of column names" })
       .min(1, { error: "at least one key column" }),
-    rows: z.array(z.record(z.string(), z.unknown()), { error: "an array of row objects" }).default([]),
-    columns: z.array(z.string().min(1), { error: "an array of column names" }).default([]),
-    types: z
-      .record(z.string(), z.enum(columnTypes, { error: `one of ${columnTypes.join(", ")}` }))
+    rows: v.array(v.record(v.string(), v.unknown()), { error: "an array of row objects" }).default([]),
+    columns: v.array(v.string().min(1), { error: "an array of column names" }).default([]),
+    types: v
+      .record(v.string(), v.enum(columnTypes, { error: `one of ${columnTypes.join(", ")}` }))
       .default({}),
   })
   .strict();
 
 const durationError = `a number of milliseconds from 0 to ${MAX_DURATION_MS}`;
-const fakeOptionsSchema = z
+const fakeOptionsSchema = v
   .object({
-    tables: z.record(z.string().regex(/^[^:]+:.+$/, { error: 'a "schema:table" name' }), tableSchema, {
+    tables: v.record(v.string().regex(/^[^:]+:.+$/, { error: 'a "schema:table" name' }), tableSchema, {
       error: 'an object of "schema:table" → table options',
     }),
-    amqpUrl: z.string({ error: "an amqp:// URL" }).min(1).optional(),
-    noticeExchange: z.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
-    port: z.number({ error: "a TCP port" }).int().min(0).max(65_535).default(0),
-    writeDurationMs: z
+    amqpUrl: v.string({ error: "an amqp:// URL" }).min(1).optional(),
+    noticeExchange: v.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
+    port: v.number({ error: "a TCP port" }).int().min(0).max(65_535).default(0),
+    writeDurationMs: v
       .number({ error: durationError })
       .min(0, { error: durationError })
       .max(MAX_DURATION_MS, { error: durationError })
       .default(20),
-    transactionAbortRate: z.number({ error: "a share from 0 to 1" }).min(0).max(1).default(0),
+    transactionAbortRate: v.number({ error: "a share from 0 to 1" }).min(0).max(1).default(0),
   })
   .strict();
 
