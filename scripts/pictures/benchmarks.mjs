@@ -27,14 +27,18 @@ function first(figures, match) {
 function pollingCatalog(figures) {
   // Requests per completed row on the fake's realistic mode: today's spread (it records claimRows) and the
   // spread it replaced (measured with the same fake, before claimRows existed).
-  const spread = (agents, current) =>
+  const spreadFigure = (agents, current) =>
     figures.find(
       (figure) =>
         figure.bench === "polling-catalog.claim-spread" &&
         figure.agents === agents &&
         figure.requestsPerCompletedRow !== undefined &&
         (figure.claimRows !== undefined) === current,
-    )?.requestsPerCompletedRow;
+    );
+  const spread = (agents, current) => spreadFigure(agents, current)?.requestsPerCompletedRow;
+  const today = spreadFigure(20, true);
+  const completions =
+    today?.completion === "one PUT per batch" ? "one completion PUT per batch" : "with completions";
   const limit1 = first(figures, { bench: "polling-catalog.claim-limit-1", agents: 20 });
   const notices = first(figures, { bench: "polling-catalog.latency-notices" });
   const polling = first(figures, { bench: "polling-catalog.latency-polling-only" });
@@ -49,7 +53,7 @@ function pollingCatalog(figures) {
         categories: ["5 agents", "20 agents"],
         series: [
           {
-            label: "spread, 5 rows per claim, with completions",
+            label: `spread, ${today?.claimRows} rows per claim, ${completions}`,
             values: [spread(5, true), spread(20, true)],
           },
           { label: "previous spread, with completions", values: [spread(5, false), spread(20, false)] },

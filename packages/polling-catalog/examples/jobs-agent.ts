@@ -26,7 +26,10 @@ async function startCatalog(): Promise<{ fake: FakeErmrest; notices: boolean }> 
   }
 }
 
-/** One agent: claim up to 5 of up to 15 candidates (spread), work, mark each complete; repeat while there was work. */
+/**
+ * One agent: claim up to 10 of up to 50 candidates (spread), work, mark the batch complete with one PUT; repeat
+ * while there was work.
+ */
 function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Map<string, number[]>) {
   const catalog = new PollingErmrestCatalog({
     scheme: "http",
@@ -39,21 +42,23 @@ function runAgent(name: string, fake: FakeErmrest, signal: AbortSignal, done: Ma
   let idleEtag: string | null = null;
   const lookForWork = async () => {
     const result = await catalog.stateChangeOnce(
-      "/entity/S:Job/state=queued?limit=15",
+      "/entity/S:Job/state=queued?limit=50",
       "/attributegroup/S:Job/RID,expected:=state;state",
       (row: Row) => ({ RID: row.RID, expected: "queued", state: "running" }),
       idleEtag,
       { spread: true },
     );
     idleEtag = result.idleEtag;
+    const completed: Row[] = [];
     for (const [job] of result.batch) {
       await sleep(20 + Math.random() * 60); // the "work"
       const square = (job.input as number) ** 2;
-      await catalog.put("/attributegroup/S:Job/RID;state,result,worker", {
-        json: [{ RID: job.RID, state: "complete", result: square, worker: name }],
-      });
-      done.get(name)?.push(job.id as number);
+      completed.push({ RID: job.RID, state: "complete", result: square, worker: name });
     }
+    // One write completes the whole batch: on ERMrest every write to the table conflicts with every other.
+    if (completed.length > 0)
+      await catalog.put("/attributegroup/S:Job/RID;state,result,worker", { json: completed });
+    for (const [job] of result.batch) done.get(name)?.push(job.id as number);
     return result.batch.length > 0;
   };
   return catalog.blockingPoll(lookForWork, { pollingMs: 1_000, coalesceMs: 50, signal });

@@ -178,8 +178,8 @@ describe("stateChangeOnce with spread", () => {
   const conditional = "/attributegroup/S:Job/RID,expected:=state;state";
   const claimIfNew = (row: Row) => ({ RID: row.RID, expected: "new", state: "claimed" });
 
-  it("claims claimRows random candidates (default 5) with one unguarded conditional PUT", async () => {
-    const { fake, catalog, puts } = await setup(12);
+  it("claims claimRows random candidates (default 10) with one unguarded conditional PUT", async () => {
+    const { fake, catalog, puts } = await setup(17);
     const { batch } = await catalog.stateChangeOnce(
       "/entity/S:Job/state=new",
       conditional,
@@ -189,7 +189,7 @@ describe("stateChangeOnce with spread", () => {
         spread: true,
       },
     );
-    expect(batch).toHaveLength(5);
+    expect(batch).toHaveLength(10);
     expect(puts()).toBe(1);
     const claimed = fake.rows("S:Job").filter((row) => row.state === "claimed");
     expect(claimed.map((row) => row.id).sort()).toEqual(batch.map(([row]) => row.id).sort());

@@ -24,8 +24,11 @@ export interface ClaimAgentsOptions {
   outageSummaryMs?: number;
   /** Rows one claim takes (`claimRows`). Default 1. */
   claimRows?: number;
-  /** Mark each claimed row `complete` with its own PUT, as the README's agent does. Default false. */
-  complete?: boolean;
+  /**
+   * Mark each claimed row `complete`: `"row"` with one PUT per row, `"batch"` with one PUT per claimed batch (as
+   * the README's agent does). Default none.
+   */
+  complete?: "row" | "batch";
 }
 
 /**
@@ -67,7 +70,11 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
         { spread: true, claimRows: options.claimRows ?? 1 },
       );
       idleEtag = result.idleEtag;
-      if (options.complete)
+      if (options.complete === "batch" && result.batch.length > 0)
+        await catalog.put("/attributegroup/S:Job/RID;state", {
+          json: result.batch.map(([job]) => ({ RID: job.RID, state: "complete" })),
+        });
+      else if (options.complete === "row")
         for (const [job] of result.batch)
           await catalog.put("/attributegroup/S:Job/RID;state", {
             json: [{ RID: job.RID, state: "complete" }],

@@ -8,6 +8,7 @@ const catalog = new PollingErmrestCatalog({ scheme: "http", server: process.env.
 const lease = leaseClaim({ table: "S:Job", owner: "child", leaseMs: Number(process.env.LEASE_MS) });
 const { batch } = await catalog.stateChangeOnce(lease.queryPath, lease.updatePath, lease.transform, null, {
   spread: true,
+  claimRows: 5,
 });
 process.stdout.write(`holding ${batch.map(([row]) => row.id).join(",")}\n`);
 setInterval(() => {}, 60_000); // the job that never ends
