@@ -2,10 +2,6 @@
 import { XError } from "@x/core";
 import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
 import { cli } from "./cli-program.js";
-import { queueHtmlCommand } from "./cli-queue-html.js";
-import { serveCommand } from "./cli-serve.js";
-import { statusCommand } from "./cli-status.js";
-import { workerCommand } from "./cli-worker.js";
 
 const usage = `Usage: x-supervisor <command> [arguments]
 
@@ -25,12 +21,16 @@ ${infoFlagsHelp(14)}
 Run x-supervisor <command> --help for details.
 `;
 
+type Command = (args: string[]) => number | Promise<number>;
+
+// Each command's module is loaded when it runs: `x-supervisor --help` loads none, `status` no socket code,
+// `worker` no SQLite.
 const commands = {
-  serve: serveCommand,
-  worker: workerCommand,
-  status: statusCommand,
-  "queue-html": queueHtmlCommand,
-} satisfies Record<string, (args: string[]) => number | Promise<number>>;
+  serve: async () => (await import("./cli-serve.js")).serveCommand,
+  worker: async () => (await import("./cli-worker.js")).workerCommand,
+  status: async () => (await import("./cli-status.js")).statusCommand,
+  "queue-html": async () => (await import("./cli-queue-html.js")).queueHtmlCommand,
+} satisfies Record<string, () => Promise<Command>>;
 
 const isCommand = (name: string | undefined): name is keyof typeof commands =>
   name !== undefined && Object.hasOwn(commands, name);
@@ -38,7 +38,7 @@ const isCommand = (name: string | undefined): name is keyof typeof commands =>
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   try {
-    if (isCommand(command)) return await commands[command](args);
+    if (isCommand(command)) return await (await commands[command]())(args);
     const answered = cli.answer(
       {
         help: command === "--help" || command === "-h" || command === "help",
