@@ -20,13 +20,8 @@ import {
   parseTeardownArgs,
   readUrl,
 } from "./cli-args.js";
-import { redactUrls } from "./connect.js";
 import { ErrorCode } from "./errors.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
-import { RmqStorageServer } from "./server.js";
-import { queueStats } from "./stats.js";
-import { isStorageSpec, openStorage } from "./storage-spec.js";
-import { deleteTopology } from "./teardown.js";
 
 const cli = cliProgram("x-rmq-storage", import.meta.url);
 
@@ -133,6 +128,13 @@ async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.info) return answer(line, usage.serve);
   const fd = readyFd(line.readyFd);
+  // What each command needs (amqplib, the storages, the server) loads once its command line is right: --help
+  // and usage errors load none of it.
+  const [{ redactUrls }, { RmqStorageServer }, { isStorageSpec }] = await Promise.all([
+    import("./connect.js"),
+    import("./server.js"),
+    import("./storage-spec.js"),
+  ]);
   const [url, storage] = [brokerUrls(await readUrl(line.amqp)), await readUrl(line.storage)];
   if (!isStorageSpec(storage)) {
     process.stderr.write(
@@ -189,6 +191,7 @@ async function serve(args: string[]): Promise<number> {
 async function stats(args: string[]): Promise<number> {
   const line = parseStatsArgs(args, process.env);
   if (line.info) return answer(line, usage.stats);
+  const { queueStats } = await import("./stats.js");
   const rows = await queueStats({
     url: brokerUrls(await readUrl(line.amqp)),
     ...defined("management", line.management),
@@ -223,6 +226,10 @@ const answer = (request: InfoRequest, text: string): number => cli.answer(reques
 async function teardown(args: string[]): Promise<number> {
   const line = parseTeardownArgs(args, process.env);
   if (line.info) return answer(line, usage.teardown);
+  const [{ deleteTopology }, { isStorageSpec, openStorage }] = await Promise.all([
+    import("./teardown.js"),
+    import("./storage-spec.js"),
+  ]);
   const url = brokerUrls(await readUrl(line.amqp));
   const spec = line.dropStorage === undefined ? undefined : await readUrl(line.dropStorage);
   if (spec !== undefined && !isStorageSpec(spec)) {
