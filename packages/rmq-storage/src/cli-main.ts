@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { XError } from "@x/core";
 import {
   cliProgram,
@@ -291,4 +290,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+/** Runs x-rmq-storage with the process's arguments (started by cli.ts); sets the exit code. */
+export async function run(): Promise<void> {
+  process.exitCode = await main(process.argv.slice(2));
+}

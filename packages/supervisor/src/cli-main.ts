@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { XError } from "@x/core";
 import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
 import { cli } from "./cli-program.js";
@@ -57,6 +56,9 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-// `x-supervisor status … | head`: a reader that goes away ends the command with 141, without a stack trace.
-exitQuietlyOnBrokenPipe();
-process.exitCode = await main(process.argv.slice(2));
+/** Runs x-supervisor with the process's arguments (started by cli.ts); sets the exit code. */
+export async function run(): Promise<void> {
+  // `x-supervisor status … | head`: a reader that goes away ends the command with 141, without a stack trace.
+  exitQuietlyOnBrokenPipe();
+  process.exitCode = await main(process.argv.slice(2));
+}
