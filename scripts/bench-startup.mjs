@@ -9,12 +9,11 @@
 // - One line per package: the median time of `await import("<package>")` in a fresh process (the OS file
 //   cache warm), against 30 ms.
 //
-// Options: `--runs=N` (default 20; `--quick`: 7), `--only=cli` or `--only=import`, `--compile-cache` (run
-// every process with NODE_COMPILE_CACHE set to a fresh directory, warmed by the first run: what Node's module
-// compile cache would save).
+// The CLIs run as users run them: with the module compile cache they turn on, warmed by a first run of each.
+// Options: `--runs=N` (default 20; `--quick`: 7), `--only=cli` or `--only=import`, `--no-compile-cache` (every
+// process under NODE_DISABLE_COMPILE_CACHE=1: what the cache saves).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliCases, cliLines, measure, median, root, targets } from "./startup/measure.mjs";
 
@@ -22,29 +21,23 @@ const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`)
 const quick = process.argv.includes("--quick");
 const runs = Number(option("runs") ?? (quick ? 7 : 20));
 const only = option("only");
-const cacheDir = process.argv.includes("--compile-cache")
-  ? mkdtempSync(join(tmpdir(), "x-compile-cache-"))
-  : undefined;
-const env = cacheDir === undefined ? process.env : { ...process.env, NODE_COMPILE_CACHE: cacheDir };
-const extra = cacheDir === undefined ? {} : { compileCache: true };
+const noCache = process.argv.includes("--no-compile-cache");
+const env = noCache ? { ...process.env, NODE_DISABLE_COMPILE_CACHE: "1" } : process.env;
+const extra = noCache ? { compileCache: false } : {};
 
-try {
-  if (only === undefined || only === "cli") {
-    const results = measure(
-      cliCases.map((item) => ({ ...item, env })),
-      { runs },
-    );
-    for (const line of cliLines(results)) console.log(JSON.stringify({ ...line, ...extra }));
+if (only === undefined || only === "cli") {
+  const results = measure(
+    cliCases.map((item) => ({ ...item, env })),
+    { runs },
+  );
+  for (const line of cliLines(results)) console.log(JSON.stringify({ ...line, ...extra }));
+}
+if (only === undefined || only === "import") {
+  for (const dir of readdirSync(join(root, "packages")).sort()) {
+    const cwd = join(root, "packages", dir);
+    const { name } = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8"));
+    console.log(JSON.stringify({ ...importLine(name, cwd), ...extra }));
   }
-  if (only === undefined || only === "import") {
-    for (const dir of readdirSync(join(root, "packages")).sort()) {
-      const cwd = join(root, "packages", dir);
-      const { name } = JSON.parse(readFileSync(join(cwd, "package.json"), "utf8"));
-      console.log(JSON.stringify({ ...importLine(name, cwd), ...extra }));
-    }
-  }
-} finally {
-  if (cacheDir !== undefined) rmSync(cacheDir, { recursive: true, force: true });
 }
 
 /** The median time of `import(name)` in a fresh Node process started in the package's directory. */
