@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import type { Worker, WorkerOptions } from "node:worker_threads";
 
 /**
@@ -29,6 +28,7 @@ export function startWorker(
 ): Worker {
   // Loaded on the first thread rather than imported, so that importing @x/core/internal stays cheap.
   const { Worker } = process.getBuiltinModule("node:worker_threads");
+  const { existsSync } = process.getBuiltinModule("node:fs");
   const built = new URL(`./${name}.js`, from);
   const source = new URL(`./${name}.ts`, from);
   if (existsSync(built) || !existsSync(source)) return new Worker(built, { ...options, execArgv: [] });
