@@ -1,6 +1,3 @@
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ExitCode, type UsageError } from "./command-line.js";
 
 /**
@@ -102,6 +99,10 @@ export function cliProgram(name: string, moduleUrl: string, streams: CliStreams 
 
 /** The `version` of the nearest `package.json` at or above the directory of `moduleUrl`. */
 function packageVersion(moduleUrl: string): string {
+  // Loaded here rather than imported (see command-line.ts): only --version needs them.
+  const { readFileSync } = process.getBuiltinModule("node:fs");
+  const { dirname, join } = process.getBuiltinModule("node:path");
+  const { fileURLToPath } = process.getBuiltinModule("node:url");
   let dir = dirname(fileURLToPath(moduleUrl));
   for (;;) {
     try {

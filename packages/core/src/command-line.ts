@@ -1,5 +1,8 @@
-import { constants as osConstants } from "node:os";
-import { type ParseArgsConfig, parseArgs } from "node:util";
+import type { ParseArgsConfig, parseArgs } from "node:util";
+
+// The builtins below are loaded where they are used (process.getBuiltinModule), not imported: an ESM import of a
+// builtin builds its whole namespace, getters included (node:util's loads parseArgs, TextDecoder…), which a CLI
+// answering --help would pay for nothing.
 import { XError } from "./x-error.js";
 
 /** The exit codes every `@x` command uses (sysexits.h for usage and configuration). */
@@ -33,7 +36,7 @@ export class UsageError extends XError {
  */
 export function parseCommandLine<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
   try {
-    return parseArgs(config);
+    return process.getBuiltinModule("node:util").parseArgs(config);
   } catch (cause) {
     const message = cause instanceof Error ? cause.message : String(cause);
     // "Unknown option '--x'. To specify a positional argument starting with a '-', …": the first sentence says it
@@ -46,7 +49,7 @@ export function parseCommandLine<T extends ParseArgsConfig>(config: T): ReturnTy
 
 /** Exit code of a process that died of `signal`, as shells report it: 128 + the signal number. */
 export function signalExitCode(signal: NodeJS.Signals): number {
-  return 128 + (osConstants.signals[signal] ?? 0);
+  return 128 + (process.getBuiltinModule("node:os").constants.signals[signal] ?? 0);
 }
 
 /**

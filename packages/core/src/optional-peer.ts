@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { nodeSatisfies } from "./node-range.js";
 import type { XErrorClass } from "./options.js";
 
@@ -39,7 +37,9 @@ export function requireOptionalPeer<T>(
   peer: OptionalPeer,
   errors: OptionalPeerErrors,
 ): T {
-  const require = createRequire(from);
+  // Loaded here rather than imported, so that importing @x/core/internal stays cheap (see command-line.ts)
+  const { readFileSync } = process.getBuiltinModule("node:fs");
+  const require = process.getBuiltinModule("node:module").createRequire(from);
   const { ErrorClass } = errors;
   let manifest: { version: string; engines?: { node?: string } };
   try {

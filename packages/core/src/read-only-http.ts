@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HostPort } from "./host-port.js";
 import type { Logger } from "./logger.js";
@@ -41,6 +41,9 @@ export class ReadOnlyHttpServer {
    */
   constructor(address: HostPort, routes: HttpRoutes, logger: Logger) {
     this.#address = address;
+    // Loaded here, not imported: an ESM import of node:http also loads Node's fetch (undici), about 15 ms that
+    // every command importing @x/core/internal would pay at startup, HTTP listener or not.
+    const { createServer } = process.getBuiltinModule("node:http");
     this.#server = createServer((request, response) => {
       answer(request, response, routes).catch((error: unknown) => {
         logger.error({ err: error, url: request.url }, "HTTP request failed");

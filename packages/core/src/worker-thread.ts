@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { Worker, type WorkerOptions } from "node:worker_threads";
+import type { Worker, WorkerOptions } from "node:worker_threads";
 
 /**
  * Starts the worker thread whose module is `./<name>.js` next to `from` (the caller's `import.meta.url`):
@@ -27,6 +26,9 @@ export function startWorker(
   name: string,
   options: Omit<WorkerOptions, "eval" | "execArgv"> = {},
 ): Worker {
+  // Loaded on the first thread rather than imported, so that importing @x/core/internal stays cheap.
+  const { Worker } = process.getBuiltinModule("node:worker_threads");
+  const { existsSync } = process.getBuiltinModule("node:fs");
   const built = new URL(`./${name}.js`, from);
   const source = new URL(`./${name}.ts`, from);
   if (existsSync(built) || !existsSync(source)) return new Worker(built, { ...options, execArgv: [] });

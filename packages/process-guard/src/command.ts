@@ -13,7 +13,7 @@ import {
   UsageError,
 } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
-import { GuardedExitCode, runGuardedCommand } from "./guarded-command.js";
+import { GuardedExitCode } from "./exit-codes.js";
 
 const cli = cliProgram("x-guard", import.meta.url);
 
@@ -229,6 +229,8 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
   const answered = cli.answer(line, usage);
   if (answered !== undefined) return answered;
 
+  // Loaded only now: --help, --version and usage errors answer without it.
+  const { runGuardedCommand } = await import("./guarded-command.js");
   const [file, ...rest] = line.command as [string, ...string[]];
   const pipesBack = pipes?.whileCommandRuns();
   const threeSteps = line.gracePeriodMs !== undefined || line.sendKill;

@@ -3,6 +3,7 @@ import { constants } from "node:os";
 import type { Logger } from "@x/core";
 import { loggerOption, optionError, signalExitCode, v } from "@x/core/internal";
 import { ErrorCode, GuardError } from "./errors.js";
+import { GuardedExitCode } from "./exit-codes.js";
 import {
   type ForwardedSignal,
   forwardedSignals,
@@ -16,20 +17,7 @@ import { isCode } from "./process-info.js";
 import { startReaper } from "./reaper.js";
 import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
-/** The exit statuses {@link runGuardedCommand} reports besides the command's own (as `timeout(1)`). */
-export const GuardedExitCode = {
-  /**
-   * The time limit was reached (whatever happened next; with `killSignal` or `killAfterMs`, 128 + 9 instead
-   * when SIGKILL ended the command, as `timeout(1)` reports it).
-   */
-  TIMEOUT: 124,
-  /** The memory limit was exceeded. */
-  MEMORY: 125,
-  /** The command exists but cannot be run (not executable, a directory, …). */
-  CANNOT_RUN: 126,
-  /** The command was not found. */
-  NOT_FOUND: 127,
-} as const;
+export { GuardedExitCode };
 
 /** Which limit stopped a command. */
 export type GuardedLimit = "time" | "memory";

@@ -1,4 +1,3 @@
-import { getHeapStatistics } from "node:v8";
 import type { Worker } from "node:worker_threads";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 import { hasProcfs, ownRss as readOwnRss, rssOf } from "./process-info.js";
@@ -23,10 +22,14 @@ function ownRss(): number {
   return cache.rss;
 }
 
+/** `node:v8`, loaded by the first heap sample: an ESM import of it would cost every x-guard start. */
+let v8: typeof import("node:v8") | undefined;
+
 function ownHeap(): number {
   if (cache.heapPass !== ticks.pass) {
     // the figure of process.memoryUsage().heapUsed, without the rest of memoryUsage() (20× cheaper)
-    cache.heap = getHeapStatistics().used_heap_size;
+    v8 ??= process.getBuiltinModule("node:v8");
+    cache.heap = v8.getHeapStatistics().used_heap_size;
     cache.heapPass = ticks.pass;
   }
   return cache.heap;

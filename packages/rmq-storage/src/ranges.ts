@@ -1,4 +1,7 @@
-import { ranges as allRanges } from "./routing.js";
+// Here rather than in routing.ts, so that the CLI reads --ranges without loading the routing (and node:crypto).
+/** The 16 id ranges, one per first hex digit. */
+export const ranges: readonly string[] = [..."0123456789abcdef"];
+const allRanges = ranges;
 
 /**
  * The ranges a server serves, from a list of hex digits and spans: `0-7`, `8-f`, `0,3,a-c` (case-insensitive,

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { closeSync, fstatSync, writeSync } from "node:fs";
 import type { Logger } from "@x/core";
 import { UsageError } from "@x/core/internal";
@@ -36,8 +35,11 @@ export function announceReady(fd: number | undefined, logger: Logger): void {
     } catch (error) {
       logger.warn({ err: error, fd }, "cannot write the ready line to --ready-fd");
     }
-  if (process.env.NOTIFY_SOCKET)
+  if (process.env.NOTIFY_SOCKET) {
+    // Loaded here rather than imported: the CLI's --help reads READY_LINE from this module.
+    const { execFile } = process.getBuiltinModule("node:child_process");
     execFile("systemd-notify", ["--ready"], (error) => {
       if (error) logger.warn({ err: error }, "NOTIFY_SOCKET is set but systemd-notify --ready failed");
     });
+  }
 }

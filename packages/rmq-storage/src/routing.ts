@@ -12,6 +12,7 @@ import {
   checkTimestamp,
   checkUrl,
 } from "./input.js";
+import { ranges } from "./ranges.js";
 import type { Path, RelationType, Sha1, WriteMethod } from "./types.js";
 
 /** The write methods, by wire name. */
@@ -46,8 +47,7 @@ export const exchangeBindings: Readonly<
   location: [["location_add", null]],
 };
 
-/** The 16 id ranges, one per first hex digit. */
-export const ranges: readonly string[] = [..."0123456789abcdef"];
+export { ranges };
 
 /** One worker queue: its name (= its binding key), exchange, method, relation and range. */
 export interface QueueSpec {

@@ -1,6 +1,5 @@
 import { ExitCode, infoFlagOptions, infoFlagsHelp, parseCommandLine, UsageError } from "@x/core/internal";
 import { cli } from "./cli-program.js";
-import { writeQueueHtml } from "./queue-html.js";
 
 export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html>
 
@@ -17,8 +16,8 @@ Exit codes: 0 when written, 1 when the database cannot be read (or is not at sch
 cannot be written, 64 on a usage error.
 `;
 
-/** `x-supervisor queue-html`. */
-export function queueHtmlCommand(args: string[]): number {
+/** `x-supervisor queue-html`: resolves to the exit code. */
+export async function queueHtmlCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
@@ -28,6 +27,7 @@ export function queueHtmlCommand(args: string[]): number {
   if (answered !== undefined) return answered;
   if (positionals.length !== 2) throw new UsageError("queue-html takes two arguments: <db> <out.html>");
   const [db, out] = positionals as [string, string];
+  const { writeQueueHtml } = await import("./queue-html.js"); // SQLite, only once the arguments are right
   try {
     const entries = writeQueueHtml(db, out);
     process.stderr.write(`x-supervisor queue-html: ${entries} entries written to ${out}\n`);

@@ -12,7 +12,7 @@ import { logFailure } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
-import { startSupervisor } from "./supervisor.js";
+import type { startSupervisor } from "./supervisor.js";
 
 export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket> [options]
 
@@ -45,6 +45,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   const answered = cli.answer(line, serveUsage);
   if (answered !== undefined) return answered;
   const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
+  // The daemon's modules (SQLite, the watcher, metrics, TLS) load only now, not for --help or a usage error.
+  const { startSupervisor: start } = await import("./supervisor.js");
   ignoreBrokenPipe();
   const logger = createCommandLogger("x-supervisor", line.log);
   const controller = new AbortController();
@@ -55,7 +57,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   try {
     let sup: Awaited<ReturnType<typeof startSupervisor>>;
     try {
-      sup = await startSupervisor({
+      sup = await start({
         db,
         fetchersDir,
         socket,

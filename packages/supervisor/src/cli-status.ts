@@ -1,7 +1,7 @@
 import { ExitCode, infoFlagsHelp } from "@x/core/internal";
 import { parseStatusArgs } from "./cli-args.js";
 import { cli } from "./cli-program.js";
-import { type QueueStatus, readQueueStatus } from "./status.js";
+import type { QueueStatus } from "./status.js";
 
 export const statusUsage = `Usage: x-supervisor status <db> [--json]
 
@@ -47,11 +47,12 @@ function summary(s: QueueStatus): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** `x-supervisor status`: returns the exit code. */
-export function statusCommand(args: string[]): number {
+/** `x-supervisor status`: resolves to the exit code. */
+export async function statusCommand(args: string[]): Promise<number> {
   const line = parseStatusArgs(args);
   const answered = cli.answer(line, statusUsage);
   if (answered !== undefined) return answered;
+  const { readQueueStatus } = await import("./status.js"); // SQLite, only once the arguments are right
   let status: QueueStatus;
   try {
     status = readQueueStatus(line.db);

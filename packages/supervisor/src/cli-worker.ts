@@ -12,10 +12,7 @@ import { parseWorkerArgs } from "./cli-args.js";
 import { logFailure } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
-import { killCommandGroup, runCommandJob } from "./command-job.js";
 import { ErrorCode } from "./errors.js";
-import { runWorker } from "./run-worker.js";
-import { readTlsFiles } from "./tls-endpoint.js";
 
 export const workerUsage = `Usage: x-supervisor worker <socket> [options] -- <command> [args…]
        x-supervisor worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options]
@@ -50,6 +47,12 @@ export async function workerCommand(args: string[]): Promise<number> {
   const answered = cli.answer(line, workerUsage);
   if (answered !== undefined) return answered;
   const { tls, timeoutMs, maxMemoryBytes, idleDelayMs } = line;
+  // The worker's modules (the client, TLS, the guard) load only now, not for --help or a usage error.
+  const [{ killCommandGroup, runCommandJob }, { runWorker }, { readTlsFiles }] = await Promise.all([
+    import("./command-job.js"),
+    import("./run-worker.js"),
+    import("./tls-endpoint.js"),
+  ]);
   ignoreBrokenPipe();
   const logger = createCommandLogger("x-supervisor worker", line.log);
   if (tls !== undefined) {

@@ -1,62 +1,7 @@
 #!/usr/bin/env node
-import { XError } from "@x/core";
-import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
-import { cli } from "./cli-program.js";
-import { queueHtmlCommand } from "./cli-queue-html.js";
-import { serveCommand } from "./cli-serve.js";
-import { statusCommand } from "./cli-status.js";
-import { workerCommand } from "./cli-worker.js";
-
-const usage = `Usage: x-supervisor <command> [arguments]
-
-Commands:
-  serve <db> <fetchers-dir> <socket> [--socket-mode MODE] [--socket-group GROUP] [--max-connections N]
-        [--tls HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE] [--http [HOST:]PORT]
-                                                      run the queue daemon
-  worker <socket> [--timeout DURATION] [--max-memory SIZE] -- <command> [args…]
-  worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options] -- <command> [args…]
-                                                      run jobs from the daemon
-  status <db> [--json]                                print the queue's figures
-  queue-html <db> <out.html>                          write a static HTML page of the queue
-
-Options:
-${infoFlagsHelp(14)}
-
-Run x-supervisor <command> --help for details.
-`;
-
-const commands = {
-  serve: serveCommand,
-  worker: workerCommand,
-  status: statusCommand,
-  "queue-html": queueHtmlCommand,
-} satisfies Record<string, (args: string[]) => number | Promise<number>>;
-
-const isCommand = (name: string | undefined): name is keyof typeof commands =>
-  name !== undefined && Object.hasOwn(commands, name);
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...args] = argv;
-  try {
-    if (isCommand(command)) return await commands[command](args);
-    const answered = cli.answer(
-      {
-        help: command === "--help" || command === "-h" || command === "help",
-        version: command === "--version",
-      },
-      usage,
-    );
-    if (answered !== undefined) return answered;
-    throw new UsageError(
-      command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
-    );
-  } catch (error) {
-    if (XError.is(error, "ERR_X_USAGE"))
-      return cli.usageError(error, isCommand(command) ? command : undefined);
-    throw error;
-  }
-}
-
-// `x-supervisor status … | head`: a reader that goes away ends the command with 141, without a stack trace.
-exitQuietlyOnBrokenPipe();
-process.exitCode = await main(process.argv.slice(2));
+// The x-supervisor command. Node's module compile cache first (Node 22.1+; a no-op where it is missing, and under
+// NODE_DISABLE_COMPILE_CACHE=1): later runs then skip compiling the modules the command loads, which the static
+// imports of this file would have loaded before the call. See "Startup" in the README.
+process.getBuiltinModule("node:module").enableCompileCache?.();
+const { run } = await import("./cli-main.js");
+await run();

@@ -1,0 +1,162 @@
+// Startup measurement shared by `pnpm bench:startup` and `pnpm check:startup`: runs a command in a fresh
+// process, many times, interleaved with the `node -e 0` baseline, and reduces each to medians.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const probe = fileURLToPath(new URL("./probe.cjs", import.meta.url));
+
+/** The repository's root directory. */
+export const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * The children's CPU time this process has collected so far, in ms (`cutime + cstime` of `/proc/self/stat`, in
+ * clock ticks of 10 ms): it counts every waited-for process, the command's own children included. `undefined`
+ * without `/proc`.
+ */
+function childrenCpuMs() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // fields[0] is field 3 (state): cutime and cstime are fields 16 and 17
+    return (Number(fields[13]) + Number(fields[14])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `node [nodeArgs…]` once with the probe loaded, its output discarded.
+ *
+ * @returns wall time (spawn to exit, as the parent sees it), the Node process's own CPU time (user + system, its
+ *   threads included, its child processes not) and peak RSS, and its exit status
+ */
+export function runOnce(nodeArgs, { cwd = root, env = process.env, node = process.execPath } = {}) {
+  const started = process.hrtime.bigint();
+  const result = spawnSync(node, ["--require", probe, ...nodeArgs], {
+    cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe", "pipe"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.error) throw result.error;
+  const text = result.output[3]?.toString() ?? "";
+  if (text === "") {
+    throw new Error(
+      `node ${nodeArgs.join(" ")}: no usage reported (status ${result.status}, signal ${result.signal}): ${result.stderr}`,
+    );
+  }
+  const usage = JSON.parse(text);
+  return {
+    wallMs,
+    cpuMs: (usage.userUs + usage.systemUs) / 1e3,
+    maxRssKb: usage.maxRssKb,
+    status: result.status,
+    stdout: result.stdout.toString(),
+    stderr: result.stderr.toString(),
+  };
+}
+
+/** The median of `values`. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** The `node -e 0` baseline every figure is set against. */
+export const baseline = { name: "node -e 0", args: ["-e", "0"] };
+
+/**
+ * Measures each case `runs` times, round-robin with the baseline (the order rotating every round, so that
+ * neither side always runs first), after one warm-up run of each. A case is `{ name, args, cwd?, env?,
+ * status? }`: `args` for `node`, `status` the exit status it must end with (default 0).
+ *
+ * @returns per case (the baseline first): median wall ms, median CPU ms, median peak RSS KB, and the mean CPU
+ *   ms of the whole process tree (the Node process and every child it waited for) from `/proc/self/stat`
+ */
+export function measure(cases, { runs = 20, node } = {}) {
+  const all = [baseline, ...cases];
+  const samples = all.map(() => ({ wall: [], cpu: [], rss: [], treeCpu: 0 }));
+  const once = (item, index, keep) => {
+    const before = childrenCpuMs();
+    const run = runOnce(item.args, { cwd: item.cwd, env: item.env, node });
+    const after = childrenCpuMs();
+    const expected = item.status ?? 0;
+    if (run.status !== expected) {
+      throw new Error(`${item.name}: exit status ${run.status}, expected ${expected}\n${run.stderr}`);
+    }
+    if (!keep) return;
+    const sample = samples[index];
+    sample.wall.push(run.wallMs);
+    sample.cpu.push(run.cpuMs);
+    sample.rss.push(run.maxRssKb);
+    sample.treeCpu = before === undefined ? undefined : sample.treeCpu + (after - before);
+  };
+  for (const [index, item] of all.entries()) once(item, index, false);
+  for (let round = 0; round < runs; round++) {
+    for (let k = 0; k < all.length; k++) {
+      const index = (k + round) % all.length;
+      once(all[index], index, true);
+    }
+  }
+  return all.map((item, index) => {
+    const sample = samples[index];
+    return {
+      name: item.name,
+      wallMs: median(sample.wall),
+      cpuMs: median(sample.cpu),
+      maxRssKb: median(sample.rss),
+      treeCpuMs: sample.treeCpu === undefined ? undefined : sample.treeCpu / runs,
+      runs,
+    };
+  });
+}
+
+/** The issue's targets: a command's median wall and CPU time against `node -e 0`'s, and an import's time. */
+export const targets = { wallRatio: 1.5, cpuRatio: 2, importMs: 30 };
+
+const bin = (pkg) => `packages/${pkg}/dist/cli.js`;
+
+/**
+ * The command lines every CLI is measured with: the answers that load almost nothing (`--help`, `--version`)
+ * and `x-guard` running a command (`true`) under a time limit, as the deployments it is made for run it.
+ */
+export const cliCases = [
+  { name: "x-guard --version", args: [bin("process-guard"), "--version"] },
+  { name: "x-guard --help", args: [bin("process-guard"), "--help"] },
+  { name: "x-guard 10 true", args: [bin("process-guard"), "10", "true"] },
+  { name: "x-supervisor --help", args: [bin("supervisor"), "--help"] },
+  { name: "x-supervisor --version", args: [bin("supervisor"), "--version"] },
+  { name: "x-rmq-storage --help", args: [bin("rmq-storage"), "--help"] },
+  { name: "x-rmq-storage --version", args: [bin("rmq-storage"), "--version"] },
+];
+
+const round = (value, digits = 1) => (value === undefined ? undefined : Number(value.toFixed(digits)));
+
+/** One JSON-ready line per case of {@link measure}'s result, each against the baseline's medians. */
+export function cliLines(results) {
+  const [base, ...rest] = results;
+  return rest.map((r) => {
+    const wallRatio = r.wallMs / base.wallMs;
+    const cpuRatio = r.cpuMs / base.cpuMs;
+    return {
+      name: r.name,
+      value: round(r.wallMs),
+      unit: "ms wall (median)",
+      cpuMs: round(r.cpuMs),
+      maxRssMb: round(r.maxRssKb / 1024),
+      treeCpuMs: round(r.treeCpuMs),
+      baseline: base.name,
+      baselineWallMs: round(base.wallMs),
+      baselineCpuMs: round(base.cpuMs),
+      baselineMaxRssMb: round(base.maxRssKb / 1024),
+      wallRatio: round(wallRatio, 2),
+      cpuRatio: round(cpuRatio, 2),
+      target: `wall ≤ ${targets.wallRatio}× and CPU ≤ ${targets.cpuRatio}× the baseline's`,
+      targetMet: wallRatio <= targets.wallRatio && cpuRatio <= targets.cpuRatio,
+      runs: r.runs,
+    };
+  });
+}
