@@ -149,6 +149,10 @@ function enqueueAgainstOriginal(): void {
   const rounds = 4;
   let originalMs = 0;
   let oursMs = 0;
+  // CPU time of this process (user + system) on each side: what the machine's other work does not stretch
+  let originalCpuMs = 0;
+  let oursCpuMs = 0;
+  const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
   const timeOriginal = (round: number) => {
     const db = new Database(join(root, `enqueue-original-${round}.db`));
     db.pragma("foreign_keys = ON");
@@ -157,18 +161,22 @@ function enqueueAgainstOriginal(): void {
       db.pragma(`user_version = ${migrations.length}`);
     })();
     const original = originalStatements(db);
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     original.upsertFetcherRun("f1", 100, false);
     original.enqueue("f1", 100, entries);
     originalMs += performance.now() - t0;
+    originalCpuMs += cpuMs(process.cpuUsage(c0));
     db.close();
   };
   const timeOurs = (round: number) => {
     const ours = freshStorage(`enqueue-ours-${round}.db`);
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     ours.upsertFetcherRun("f1", 100, false);
     ours.enqueue("f1", 100, entries);
     oursMs += performance.now() - t0;
+    oursCpuMs += cpuMs(process.cpuUsage(c0));
     ours.close();
   };
   for (let round = 0; round < rounds; round++) {
@@ -193,6 +201,9 @@ function enqueueAgainstOriginal(): void {
     baselineName:
       "the original's upsert_fetcher_run and enqueue statements (one insert per line), journal_mode=delete, synchronous=FULL",
     ratio: round(rate / originalRate),
+    cpuMs: Math.round(oursCpuMs),
+    baselineCpuMs: Math.round(originalCpuMs),
+    cpuRatio: round(originalCpuMs / oursCpuMs),
     target: "ratio >= 2",
   });
 }
