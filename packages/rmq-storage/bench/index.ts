@@ -22,6 +22,13 @@
  * through-RabbitMQ runs: a pipeline that writes through the broker keeps several calls going, and the
  * direct storage gets the same chance (SQLite serialises its writes anyway; PostgreSQL uses its pool).
  *
+ * `--figures defaults` (not in the default set) is issue #31's check, at the package's defaults only (it
+ * refuses the option flags): for each of `--sizes` (default 300 000 and 1 000 000 items) and each backend,
+ * `--runs` runs (default 5) of direct writes then the same calls through RabbitMQ, each into a fresh storage
+ * and read back and compared item by item; then the single 1 000 000-item `contentAdd` call's client peak RSS
+ * with Node's default flags, once per run. One line per run, then one median line per size and backend
+ * (`ratio`, `targetMet`: ≥ 0.7) and for the RSS (`peakRssMB`, `targetMet`: ≤ 300 MB).
+ *
  * The `shaped` figure (not in the default set) is a diagnostic: direct writes cut the way the server cuts
  * them (per range, whole messages of `--items-per-message` merged up to `--max-items-per-write` items, each
  * range's storage calls one after another, the 16 ranges concurrently), i.e. the storage's ceiling for the
@@ -59,7 +66,9 @@ const { values } = parseArgs({
     "max-items-per-write": { type: "string" }, // default: the server's default
     prefetch: { type: "string" }, // default: the server's default
     concurrency: { type: "string", default: "4" },
-    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale, metrics, quorum
+    figures: { type: "string", default: "rss,throughput,relations,latency" }, // also: shaped, scale, metrics, quorum, defaults
+    runs: { type: "string", default: "5" }, // `--figures defaults`: runs per size and backend
+    sizes: { type: "string", default: "300000,1000000" }, // `--figures defaults`: the item counts
   },
 });
 const items = Number(values.items);
@@ -202,6 +211,58 @@ async function timedLanes(lanes: Array<Array<Map<string, bigint>>>, storage: Pro
   return (performance.now() - started) / 1_000;
 }
 
+/**
+ * Runs the client of the single-call RSS figure in a process of its own (on the built package), with
+ * `nodeOptions` added to NODE_OPTIONS, against a server already serving `prefix`; returns its JSON line.
+ */
+async function oneCallRss(prefix: string, spec: string, nodeOptions: string, count = items) {
+  const child = spawn(
+    process.execPath,
+    [
+      oneCallClient,
+      AMQP_URL,
+      prefix,
+      spec.slice("sqlite:".length),
+      String(count),
+      ...(values["items-per-message"] ? [values["items-per-message"]] : []),
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} ${nodeOptions}`.trim() },
+    },
+  );
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const [code] = await once(child, "exit");
+  if (code !== 0) throw new Error(`the one-call client exited ${code}`);
+  return JSON.parse(output) as Record<string, number | boolean>;
+}
+
+/** Reads every item of `calls` back from `storage` and throws unless each one is stored with its date. */
+async function verify(calls: Array<Map<string, bigint>>, storage: ProvenanceStorage, what: string) {
+  let checked = 0;
+  for (const call of calls) {
+    const stored = await storage.contentGet(call.keys());
+    for (const [id, date] of call) {
+      if (stored.get(id) !== date)
+        throw new Error(`${what}: ${id} read back as ${stored.get(id)}, written as ${date}`);
+      checked++;
+    }
+    if (stored.size !== call.size) throw new Error(`${what}: read back ${stored.size} of ${call.size} items`);
+  }
+  return checked;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
 interface Backend {
   name: string;
   /** A fresh, empty storage, and its spec string for the server. */
@@ -294,28 +355,7 @@ try {
       // 100 MB of the encoded messages' garbage wait for a collection), and with the README's
       // `--max-semi-space-size=16` for writers whose RSS must stay tight.
       for (const nodeOptions of ["", "--max-semi-space-size=16"]) {
-        const child = spawn(
-          process.execPath,
-          [
-            oneCallClient,
-            AMQP_URL,
-            prefix,
-            target.spec.slice("sqlite:".length),
-            String(items),
-            ...(values["items-per-message"] ? [values["items-per-message"]] : []),
-          ],
-          {
-            stdio: ["ignore", "pipe", "inherit"],
-            env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} ${nodeOptions}`.trim() },
-          },
-        );
-        let output = "";
-        child.stdout.on("data", (chunk: Buffer) => {
-          output += chunk.toString();
-        });
-        const [code] = await once(child, "exit");
-        if (code !== 0) throw new Error(`the one-call client exited ${code}`);
-        const run = JSON.parse(output) as Record<string, number | boolean>;
+        const run = await oneCallRss(prefix, target.spec, nodeOptions);
         if (run.ok !== true) throw new Error("the single call resolved false");
         print({
           name: "contentAdd one call through RabbitMQ",
@@ -392,6 +432,103 @@ try {
       target: 0.7,
       peakRssMB: peak,
       ...options,
+    });
+  }
+
+  if (figures.includes("defaults")) {
+    // Issue #31: the defaults, as a user runs them from the README; direct and through RabbitMQ in the same
+    // run, each into a fresh storage, read back and verified; then the 1 000 000-item client's peak RSS.
+    if (values["items-per-message"] || values["max-items-per-write"] || values.prefetch)
+      throw new Error("--figures defaults measures the defaults: drop the option flags");
+    if (!existsSync(fileURLToPath(new URL("../dist/index.js", import.meta.url))))
+      throw new Error("the single-call RSS figure runs the built package: run `pnpm build` first");
+    const runs = Number(values.runs);
+    const sizes = values.sizes.split(",").map(Number);
+    const ratios = new Map<string, number[]>();
+    const peaks: number[] = [];
+    for (let run = 1; run <= runs; run++) {
+      for (const size of sizes)
+        for (const backend of [sqlite, postgres].filter((b) => backends.includes(b.name))) {
+          const calls = randomCalls(size, callSize);
+          const direct = await backend.fresh();
+          const directSeconds = await timed(calls, direct.storage, concurrency);
+          await verify(calls, direct.storage, "direct");
+          await direct.storage.close();
+          const target = await backend.fresh();
+          const { seconds, peak } = await throughBroker(target.spec, async (client) => {
+            const sample = rssSampler();
+            const s = await timed(calls, client, concurrency);
+            return { seconds: s, peak: sample().peak };
+          });
+          const verified = await verify(calls, target.storage, "through RabbitMQ");
+          await target.storage.close();
+          const ratio = directSeconds / seconds;
+          const key = `${backend.name} ${size}`;
+          ratios.set(key, [...(ratios.get(key) ?? []), ratio]);
+          print({
+            name: "contentAdd through RabbitMQ ÷ direct, defaults",
+            run,
+            backend: backend.name,
+            items: size,
+            callSize,
+            concurrency,
+            directSeconds: +directSeconds.toFixed(2),
+            seconds: +seconds.toFixed(2),
+            itemsPerSecond: Math.round(size / seconds),
+            ratio: +ratio.toFixed(3),
+            verified,
+            benchPeakRssMB: peak,
+          });
+        }
+      const target = await sqlite.fresh();
+      await target.storage.close();
+      const prefix = box.prefix();
+      const server = await spawnServer(["--amqp", AMQP_URL, "--storage", target.spec, "--prefix", prefix]);
+      try {
+        const one = await oneCallRss(prefix, target.spec, "", 1_000_000);
+        if (one.ok !== true) throw new Error("the single call resolved false");
+        peaks.push(one.peakRssMB as number);
+        print({
+          name: "contentAdd one call through RabbitMQ, client RSS, Node's default flags",
+          run,
+          backend: "sqlite",
+          items: 1_000_000,
+          seconds: +(one.seconds as number).toFixed(2),
+          peakRssMB: one.peakRssMB,
+          rssBeforeCallMB: one.beforeCallRssMB,
+          baselineRssMB: one.emptyRssMB,
+        });
+      } finally {
+        server.child.kill("SIGTERM");
+        await once(server.child, "exit");
+        await deleteTopology(prefix);
+      }
+    }
+    for (const [key, list] of ratios) {
+      const [backend, size] = key.split(" ");
+      const ratio = median(list);
+      print({
+        name: "contentAdd through RabbitMQ ÷ direct, defaults, median",
+        backend,
+        items: Number(size),
+        runs: list.length,
+        ratios: list.map((r) => +r.toFixed(3)),
+        ratio: +ratio.toFixed(3),
+        target: 0.7,
+        targetMet: ratio >= 0.7,
+        ...options,
+      });
+    }
+    const peak = median(peaks);
+    print({
+      name: "contentAdd one call through RabbitMQ, client RSS, Node's default flags, median",
+      items: 1_000_000,
+      runs: peaks.length,
+      peaksMB: peaks,
+      peakRssMB: peak,
+      targetRssMB: 300,
+      targetMet: peak <= 300,
+      nodeVersion: process.version,
     });
   }
 

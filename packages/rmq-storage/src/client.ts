@@ -12,10 +12,11 @@ import {
   topologyNames,
 } from "./amqp.js";
 import { connectBroker, reconnectBackoff, redactUrls } from "./connect.js";
-import { DEFAULT_ITEMS_PER_MESSAGE } from "./defaults.js";
+import { DEFAULT_ITEMS_PER_MESSAGE, DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { closedError, ErrorCode, RmqStorageError } from "./errors.js";
+import { InFlightWindow } from "./in-flight.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
-import { exchangeOf, splitItems, splitKeys } from "./routing.js";
+import { countKeys, exchangeOf, splitItems } from "./routing.js";
 import { checkSecretOptions } from "./secrets.js";
 import type {
   DirectoryData,
@@ -30,7 +31,7 @@ import type {
   Timestamp,
   WriteMethod,
 } from "./types.js";
-import { decodeReply, encodeRequest, MAX_ITEMS } from "./wire.js";
+import { decodeReply, encodeMapRequest, encodeRequest, MAX_ITEMS, type Scratch } from "./wire.js";
 
 /** Options of {@link RmqStorageClient.connect}. */
 export interface RmqStorageClientOptions {
@@ -136,11 +137,19 @@ const CONFIRM_WINDOW = 256;
  * messages do not hold ten times as much.
  */
 const CONFIRM_WINDOW_BYTES = 2 * 1024 * 1024;
+/**
+ * Most items a client holds in messages formed and not yet answered by the server, over all its calls: what
+ * the servers of the 16 ranges hold at their defaults (16 × `prefetch` 20 × 1 000 items), so that a default
+ * deployment is kept busy while a call of any size holds a bounded number of references (≈ 2.5 MB).
+ */
+export const IN_FLIGHT_ITEMS = 16 * defaultPrefetch(DEFAULT_MAX_ITEMS_PER_WRITE) * DEFAULT_ITEMS_PER_MESSAGE;
 
 interface Message {
   id: string;
   exchange: string;
   routingKey: string;
+  /** Its items, counted in the client's {@link InFlightWindow}. */
+  items: number;
   /** Encodes the body when (re)published: a pending message holds references, not bytes. */
   body: () => Buffer;
 }
@@ -149,7 +158,9 @@ interface Call {
   id: string;
   method: string;
   expected: number;
-  /** Messages not yet confirmed by an `ok` reply, by message id. */
+  /** Messages answered by an `ok` reply. */
+  answered: number;
+  /** Messages formed (published or to be republished) and not yet answered, by message id. */
   pending: Map<string, Message>;
   timeoutMs: number;
   timer: NodeJS.Timeout | undefined;
@@ -181,6 +192,10 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   /** The bytes of their bodies; publishing also pauses at {@link CONFIRM_WINDOW_BYTES}. */
   #unconfirmedBytes = 0;
   #windowOpen: Array<() => void> = [];
+  /** The items of every call's formed, unanswered messages; a write waits for room before forming more. */
+  readonly #inFlight = new InFlightWindow(IN_FLIGHT_ITEMS);
+  /** Where `content_add` bodies are encoded, one at a time, just before amqplib copies them into frames. */
+  readonly #scratch: Scratch = { buffer: Buffer.alloc(0) };
   /** Counts lost connections: each reconnect starts with the next broker address. */
   #turn = 0;
 
@@ -342,11 +357,13 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         this.#settle(call, false);
         return;
       }
+      this.#inFlight.release((call.pending.get(id) as Message).items);
       call.pending.delete(id);
+      call.answered++;
       progress = true;
     }
     if (!progress) return;
-    if (call.pending.size === 0) this.#settle(call, true);
+    if (call.answered === call.expected) this.#settle(call, true);
     else this.#arm(call);
   }
 
@@ -363,7 +380,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #arm(call: Call): void {
     clearTimeout(call.timer);
     call.timer = setTimeout(() => {
-      const acknowledged = call.expected - call.pending.size;
+      const acknowledged = call.answered;
       this.#options.logger.warn(
         { method: call.method, acknowledged, expected: call.expected },
         "write timed out",
@@ -376,7 +393,9 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #settle(call: Call, ok: boolean): void {
     if (!this.#calls.delete(call.id)) return;
     clearTimeout(call.timer);
+    for (const message of call.pending.values()) this.#inFlight.release(message.items);
     call.pending.clear();
+    this.#inFlight.wake();
     call.resolve(ok);
   }
 
@@ -391,6 +410,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     if (!link || !this.#calls.has(call.id) || !call.pending.has(message.id)) return;
     const { channel } = link;
     const body = message.body();
+    const size = body.length;
     const written = channel.publish(
       message.exchange,
       message.routingKey,
@@ -405,7 +425,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       },
       (error) => {
         this.#unconfirmed--;
-        this.#unconfirmedBytes -= body.length;
+        this.#unconfirmedBytes -= size;
         for (const resume of this.#windowOpen.splice(0)) resume();
         // A closed channel also fails its unconfirmed messages: those are resent after the reconnect.
         if (error && error.message === "message nacked") {
@@ -421,7 +441,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       },
     );
     this.#unconfirmed++;
-    this.#unconfirmedBytes += body.length;
+    this.#unconfirmedBytes += size;
     if (!written) await drained(channel);
   }
 
@@ -432,10 +452,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     relation?: RelationType,
   ): Promise<boolean> {
     if (this.#closed) throw closedError("client", caller);
-    const groups = this.#messages(caller, method, data, relation ?? null);
-    if (groups.length === 0) return true;
-    const pending = new Map<string, Message>();
-    for (const message of groups) pending.set(message.id, message);
+    const { count, messages } = this.#messages(caller, method, data, relation ?? null);
+    if (count === 0) return true;
     let resolve!: (ok: boolean) => void;
     const done = new Promise<boolean>((r) => {
       resolve = r;
@@ -443,46 +461,91 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     const call: Call = {
       id: randomUUID(),
       method: caller,
-      expected: 0,
-      pending,
-      timeoutMs: 0,
+      expected: count,
+      answered: 0,
+      pending: new Map(),
+      timeoutMs: Math.max(this.#options.waitMinMs, count * this.#options.waitPerBatchMs),
       timer: undefined,
       resolve,
     };
-    call.expected = pending.size;
-    call.timeoutMs = Math.max(this.#options.waitMinMs, call.expected * this.#options.waitPerBatchMs);
     this.#calls.set(call.id, call);
     this.#arm(call);
-    for (const message of [...pending.values()]) await this.#publish(call, message);
+    const settled = () => !this.#calls.has(call.id);
+    // Each message is formed when there is room for it: a call holds at most IN_FLIGHT_ITEMS items' references.
+    for (const message of messages) {
+      if (!(await this.#inFlight.acquire(message.items, settled))) break;
+      call.pending.set(message.id, message);
+      await this.#publish(call, message);
+    }
     return done;
   }
 
-  /** Validates a write (all or nothing) and cuts each routing key's items into messages of `itemsPerMessage`. */
-  #messages(caller: string, method: WriteMethod, data: unknown, relation: RelationType | null): Message[] {
+  /**
+   * Validates a write (all or nothing) and counts its messages; the messages themselves (each routing key's
+   * items cut into messages of `itemsPerMessage`) are formed as they are iterated. A `Map` write is read
+   * from the caller's `Map` as the messages are formed, which must not change until the call resolves.
+   */
+  #messages(
+    caller: string,
+    method: WriteMethod,
+    data: unknown,
+    relation: RelationType | null,
+  ): { count: number; messages: Iterable<Message> } {
     const exchange = this.#top.exchange(exchangeOf(method, relation));
     const { itemsPerMessage } = this.#options;
-    const messages: Message[] = [];
-    const add = (routingKey: string, body: () => Buffer) =>
-      messages.push({ id: randomUUID(), exchange, routingKey, body });
+    const message = (routingKey: string, items: number, body: () => Buffer): Message => ({
+      id: randomUUID(),
+      exchange,
+      routingKey,
+      items,
+      body,
+    });
     if (data instanceof Map && method !== "relation_add") {
       const map = data as Map<Sha1, unknown>;
-      for (const [routingKey, ids] of splitKeys(caller, map, method))
-        for (let i = 0; i < ids.length; i += itemsPerMessage) {
-          // The slice is made when the message is encoded: pending messages hold no copies.
-          add(routingKey, () =>
-            encodeRequest(
-              method,
-              ids.slice(i, i + itemsPerMessage).map((id) => [id, map.get(id)]),
-            ),
+      const scratch = this.#scratch;
+      const counts = countKeys(caller, map, method);
+      let count = 0;
+      for (const n of counts.values()) count += Math.ceil(n / itemsPerMessage);
+      // A second pass over the Map (forEach: no iterator result per item) puts each id in an array of the
+      // exact size of its message (the counts are known), by the id's first character (a validated hex
+      // digit): no string and no array growth per item; 8 bytes per item, each message's freed once answered.
+      const left = new Map(counts);
+      const filling = new Map<number, { ids: Sha1[]; n: number }>();
+      const full: Sha1[][] = [];
+      map.forEach((_, id) => {
+        const first = id.charCodeAt(0);
+        let next = filling.get(first);
+        if (next === undefined) {
+          const rest = left.get(first) as number;
+          const size = Math.min(itemsPerMessage, rest);
+          left.set(first, rest - size);
+          next = { ids: new Array<Sha1>(size), n: 0 };
+          filling.set(first, next);
+        }
+        next.ids[next.n++] = id;
+        if (next.n === next.ids.length) {
+          filling.delete(first);
+          full.push(next.ids);
+        }
+      });
+      const cut = function* (): Generator<Message> {
+        for (let i = 0; i < full.length; i++) {
+          const ids = full[i] as Sha1[];
+          full[i] = []; // the message holds its ids from now on, until it is answered
+          yield message(`${method}.unknown.${ids[0]?.[0]}`, ids.length, () =>
+            encodeMapRequest(method, ids, map, scratch),
           );
         }
-    } else {
-      for (const [routingKey, items] of splitItems(caller, data, method, relation))
-        for (let i = 0; i < items.length; i += itemsPerMessage) {
-          add(routingKey, () => encodeRequest(method, items.slice(i, i + itemsPerMessage)));
-        }
+      };
+      return { count, messages: cut() };
     }
-    return messages;
+    const messages: Message[] = [];
+    for (const [routingKey, items] of splitItems(caller, data, method, relation))
+      for (let i = 0; i < items.length; i += itemsPerMessage) {
+        const slice = items.slice(i, i + itemsPerMessage);
+        messages.push(message(routingKey, slice.length, () => encodeRequest(method, slice)));
+      }
+    return { count: messages.length, messages };
   }
 
   /** @inheritDoc */
@@ -584,6 +647,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     this.#closing.abort();
     for (const resume of this.#windowOpen.splice(0)) resume();
     for (const call of [...this.#calls.values()]) this.#settle(call, false);
+    this.#inFlight.wake();
     const link = this.#link;
     this.#link = undefined;
     await link?.connection.close().catch(() => {});

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { XError } from "@x/core";
 import { describe, expect, it } from "vitest";
-import { exchangeOf, routingKey, splitRanges, workerQueues } from "./routing.js";
+import { countKeys, exchangeOf, routingKey, splitRanges, workerQueues } from "./routing.js";
 import { RelationType } from "./types.js";
 
 const id = (c: string) => c.repeat(40).slice(0, 40);
@@ -164,5 +164,22 @@ describe("splitRanges", () => {
       [id("2"), 253402300799999999n],
     ]);
     expect([...splitRanges(m, "content_add").values()].flat()).toHaveLength(2);
+  });
+});
+
+describe("countKeys", () => {
+  it("counts a Map write's ids by their first character, and refuses a bad entry before counting", () => {
+    const id = (first: string, n: number) => `${first}${n.toString(16).padStart(39, "0")}`;
+    const map = new Map<string, bigint>([
+      [id("a", 1), 1n],
+      [id("0", 1), 2n],
+      [id("a", 2), 3n],
+    ]);
+    expect([...countKeys("contentAdd", map, "content_add")]).toEqual([
+      ["a".charCodeAt(0), 2],
+      ["0".charCodeAt(0), 1],
+    ]);
+    map.set("not-a-sha1", 4n);
+    expect(() => countKeys("contentAdd", map, "content_add")).toThrow(/contentAdd/);
   });
 });

@@ -165,6 +165,28 @@ export function splitItems(
 }
 
 /**
+ * For a `Map` write (content, directory, origin, revision): validates every entry and counts the keys by
+ * their first character's code (the range of their routing key), in first-seen order, holding nothing per
+ * item (the client then forms the messages as it publishes them).
+ */
+export function countKeys(
+  caller: string,
+  data: Map<unknown, unknown>,
+  method: WriteMethod,
+): Map<number, number> {
+  const check = valueCheck(method);
+  // By the id's first character (a validated hex digit), without a string or an entry per item.
+  const counts = new Map<number, number>();
+  data.forEach((value, id) => {
+    checkSha1(caller, id);
+    check(caller, value);
+    const first = (id as string).charCodeAt(0);
+    counts.set(first, (counts.get(first) ?? 0) + 1);
+  });
+  return counts;
+}
+
+/**
  * For a `Map` write (content, directory, origin, revision): validates every entry and groups the keys by
  * routing key, in first-seen order, without making an array per item (the client holds big calls this way).
  */

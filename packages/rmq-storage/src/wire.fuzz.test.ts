@@ -6,7 +6,7 @@ import { ErrorCode } from "./errors.js";
 import { MAX_TIMESTAMP, MIN_TIMESTAMP } from "./input.js";
 import { writeMethods as methods, splitRanges } from "./routing.js";
 import { RelationType } from "./types.js";
-import { decodeReply, decodeRequest, encodeRequest, requestSchemas } from "./wire.js";
+import { decodeReply, decodeRequest, encodeMapRequest, encodeRequest, requestSchemas } from "./wire.js";
 
 const sha1 = fc.stringMatching(/^[0-9a-f]{40}$/);
 const timestamp = fc.bigInt({ min: MIN_TIMESTAMP, max: MAX_TIMESTAMP });
@@ -151,6 +151,29 @@ describe("rmq-storage wire format under fuzzing", () => {
             () => splitRanges(data, method, method === "relation_add" ? relation : undefined),
             isBadInput,
           );
+        },
+      ),
+    );
+  });
+});
+
+describe("encodeMapRequest", () => {
+  it("writes a content_add body byte for byte as encodeRequest does, reusing its scratch", () => {
+    const scratch = { buffer: Buffer.alloc(0) };
+    const near = fc.bigInt({ min: -(2n ** 53n) - 3n, max: 2n ** 53n + 3n });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.tuple(sha1, fc.oneof(timestamp, near, fc.constantFrom(0n, -1n, 9n, 10n))), {
+          minLength: 1,
+          maxLength: 50,
+          selector: ([id]) => id,
+        }),
+        (entries) => {
+          const map = new Map(entries);
+          const ids = [...map.keys()];
+          expect(
+            encodeMapRequest("content_add", ids, map, scratch).equals(encodeRequest("content_add", entries)),
+          ).toBe(true);
         },
       ),
     );
