@@ -2,7 +2,6 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import { constants } from "node:os";
 import {
   cliProgram,
   ExitCode,
@@ -14,6 +13,8 @@ import {
 } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
 import { GuardedExitCode } from "./exit-codes.js";
+
+const { constants } = process.getBuiltinModule("node:os");
 
 const cli = cliProgram("x-guard", import.meta.url);
 

@@ -1,5 +1,6 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, GuardError } from "./errors.js";
+
+const { AsyncLocalStorage } = process.getBuiltinModule("node:async_hooks");
 
 /**
  * What the guards keep in their `AsyncLocalStorage`: the innermost activation of the current async context,

@@ -1,5 +1,4 @@
-import { type ChildProcess, type StdioOptions, spawn } from "node:child_process";
-import { constants } from "node:os";
+import type { ChildProcess, StdioOptions } from "node:child_process";
 import type { Logger } from "@x/core";
 import { loggerOption, optionError, signalExitCode, v } from "@x/core/internal";
 import { ErrorCode, GuardError } from "./errors.js";
@@ -16,6 +15,9 @@ import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode } from "./process-info.js";
 import { startReaper } from "./reaper.js";
 import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
+
+const { spawn } = process.getBuiltinModule("node:child_process");
+const { constants } = process.getBuiltinModule("node:os");
 
 export { GuardedExitCode };
 

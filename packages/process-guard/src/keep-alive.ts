@@ -1,6 +1,7 @@
 // node:timers, not the globals: fake timers must not turn the hold into a no-op
-import { setInterval } from "node:timers";
 import { MAX_DURATION_MS } from "@x/core/internal";
+
+const { setInterval } = process.getBuiltinModule("node:timers");
 
 /** Guarded calls (`run()`, wrapped calls) that have not settled yet. */
 let pending = 0;

@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { closeSync, openSync, readSync } from "node:fs";
+const { execFile } = process.getBuiltinModule("node:child_process");
+const { closeSync, openSync, readSync } = process.getBuiltinModule("node:fs");
 
 /**
  * Facts about processes: pgid, RSS, descendants, liveness. On Linux they come from `/proc` (synchronous

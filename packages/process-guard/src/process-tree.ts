@@ -1,4 +1,3 @@
-import { closeSync, existsSync, fstatSync, openSync, readdirSync } from "node:fs";
 import {
   hasProcfs,
   isCode,
@@ -9,6 +8,8 @@ import {
   readProcStat,
   residentPages,
 } from "./process-info.js";
+
+const { closeSync, existsSync, fstatSync, openSync, readdirSync } = process.getBuiltinModule("node:fs");
 
 /** Above this many processes, a sampler stops keeping their files open (three per process) between samples. */
 const MAX_KEPT_PROCESSES = 256;

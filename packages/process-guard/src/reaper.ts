@@ -1,6 +1,8 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Logger } from "@x/core";
 import { startTimeOf } from "./process-info.js";
+
+const { spawn } = process.getBuiltinModule("node:child_process");
 
 /**
  * The reaper's program, for `/bin/sh` (builtins only: no further process). It is started before the job, and

@@ -1,11 +1,12 @@
 import type { ChildProcess } from "node:child_process";
-import { constants } from "node:os";
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
 import type { GuardError, MemoryMetric } from "./errors.js";
 import { ownSampler, pidSampler, type Sampler, workerSampler } from "./memory.js";
 import type { CommonConfig, InterruptType } from "./options.js";
 import { isCode, ownPgid, ProcessGone, pgidOf } from "./process-info.js";
+
+const { constants } = process.getBuiltinModule("node:os");
 
 /** An escalation level. */
 export type Level = 0 | 1 | 2;

@@ -1,5 +1,5 @@
-import { ChildProcess } from "node:child_process";
-import { Worker } from "node:worker_threads";
+import type { ChildProcess } from "node:child_process";
+import type { Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
 import { optionError } from "@x/core/internal";
 import { Activation, type GuardHost } from "./activation.js";
@@ -8,6 +8,8 @@ import { optionsSignal } from "./options.js";
 import { isAlive } from "./process-info.js";
 import { type InterruptReason, ProcessTarget, type Target, WorkerTarget } from "./targets.js";
 import { type Tickable, tickerFor } from "./ticker.js";
+
+const { ChildProcess: ChildProcessClass } = process.getBuiltinModule("node:child_process");
 
 /** What a watched target is. */
 export type WatchTarget = ChildProcess | Worker | { pid: number };
@@ -61,8 +63,9 @@ class PidPoll implements Tickable {
 
 /** Which kind of target `target` is; throws `ERR_X_GUARD_INVALID_OPTION` for anything else. */
 function classify(target: unknown): "child" | "worker" | "pid" {
-  if (target instanceof ChildProcess) return "child";
-  if (target instanceof Worker) return "worker";
+  if (target instanceof ChildProcessClass) return "child";
+  // node:worker_threads only for a target that is not a child: x-guard's path must not load it (startup)
+  if (target instanceof process.getBuiltinModule("node:worker_threads").Worker) return "worker";
   if (typeof target === "object" && target !== null) {
     const pid = (target as { pid?: unknown }).pid;
     if (typeof pid === "number" && Number.isInteger(pid) && pid > 0) return "pid";

@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort, type Worker } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
 import type { Logger } from "@x/core";
 import { startWorker } from "@x/core/internal";
 import * as layout from "./watchdog-layout.js";
@@ -77,6 +77,8 @@ export class Watchdog {
     const control = layout.controlBlock();
     this.#ctl = control.ints;
     this.#cf = control.floats;
+    // loaded here, not imported: a module that only guards child processes must not load node:worker_threads
+    const { MessageChannel } = process.getBuiltinModule("node:worker_threads");
     const { port1, port2 } = new MessageChannel();
     this.#port = port1;
     this.#port.unref();
