@@ -1,4 +1,5 @@
 import { ExitCode, type UsageError } from "./command-line.js";
+import { writeStdout } from "./stdio.js";
 
 /**
  * The flags every @x command answers by itself, as `parseArgs` options: `-h`/`--help` and `--version`.
@@ -70,10 +71,11 @@ export interface CliStreams {
  *
  * @param name - the program's name (`"x-guard"`)
  * @param moduleUrl - `import.meta.url` of the program's module
- * @param streams - default `process.stdout` and `process.stderr`
+ * @param streams - default: stdout's descriptor, written at once (`writeStdout`), and `process.stderr`
  */
 export function cliProgram(name: string, moduleUrl: string, streams: CliStreams = {}): CliProgram {
-  const { stdout = process.stdout, stderr = process.stderr } = streams;
+  // Neither stream is created up front: --help and --version go straight to the descriptor (see stdio.ts)
+  const out = (text: string) => (streams.stdout ? streams.stdout.write(text) : writeStdout(text));
   let version: string | undefined;
   const program: CliProgram = {
     name,
@@ -82,15 +84,17 @@ export function cliProgram(name: string, moduleUrl: string, streams: CliStreams 
       return version;
     },
     answer(flags, usage) {
-      if (flags.help) stdout.write(usage.endsWith("\n") ? usage : `${usage}\n`);
-      else if (flags.version) stdout.write(`${name} ${program.version()}\n`);
+      if (flags.help) out(usage.endsWith("\n") ? usage : `${usage}\n`);
+      else if (flags.version) out(`${name} ${program.version()}\n`);
       else return undefined;
       return ExitCode.OK;
     },
     usageError(error, command) {
       const who = command === undefined ? name : `${name} ${command}`;
       const message = error.message.replace(/\s*\n\s*/g, " ");
-      stderr.write(`${who}: ${message}\nTry '${who} --help' for more information.\n`);
+      (streams.stderr ?? process.stderr).write(
+        `${who}: ${message}\nTry '${who} --help' for more information.\n`,
+      );
       return ExitCode.USAGE;
     },
   };

@@ -3,6 +3,7 @@ import type { ParseArgsConfig, parseArgs } from "node:util";
 // The builtins below are loaded where they are used (process.getBuiltinModule), not imported: an ESM import of a
 // builtin builds its whole namespace, getters included (node:util's loads parseArgs, TextDecoder…), which a CLI
 // answering --help would pay for nothing.
+import { onStdioError } from "./stdio.js";
 import { XError } from "./x-error.js";
 
 /** The exit codes every `@x` command uses (sysexits.h for usage and configuration). */
@@ -149,13 +150,4 @@ export function ignoreBrokenPipe(): () => void {
   return onStdioError((error) => {
     if (error.code !== "EPIPE") throw error;
   });
-}
-
-/** Listens to `error` on stdout and stderr; returns a function that stops it. */
-function onStdioError(handler: (error: NodeJS.ErrnoException) => void): () => void {
-  const streams = [process.stdout, process.stderr];
-  for (const stream of streams) stream.on("error", handler);
-  return () => {
-    for (const stream of streams) stream.off("error", handler);
-  };
 }

@@ -43,5 +43,6 @@ export {
 export { inspectAs, redactedMark, redactUrl } from "./redact.js";
 export * as v from "./schema/v.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
+export { onStdioError, writeStdout } from "./stdio.js";
 export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";
 export { startWorker } from "./worker-thread.js";

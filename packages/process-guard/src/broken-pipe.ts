@@ -1,4 +1,4 @@
-import { exitQuietlyOnBrokenPipe } from "@x/core/internal";
+import { exitQuietlyOnBrokenPipe, onStdioError } from "@x/core/internal";
 
 /** What {@link runGuardCommand}'s caller does about x-guard's own stdout and stderr breaking. */
 export interface BrokenPipeHandling {
@@ -32,11 +32,9 @@ export function handleBrokenPipes(): BrokenPipeHandling {
   return {
     whileCommandRuns() {
       removeQuietExit();
-      process.stdout.on("error", ignoreLostOutput);
-      process.stderr.on("error", ignoreLostOutput);
+      const removeIgnore = onStdioError(ignoreLostOutput);
       return () => {
-        process.stdout.off("error", ignoreLostOutput);
-        process.stderr.off("error", ignoreLostOutput);
+        removeIgnore();
         removeQuietExit = exitQuietlyOnBrokenPipe();
       };
     },

@@ -1,5 +1,3 @@
-import { statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import {
   infoFlagOptions,
   type LogFlags,
@@ -70,10 +68,13 @@ export async function readUrl(source: UrlSource): Promise<string> {
     new RmqStorageError(ErrorCode.INVALID_OPTION, `${source.from} ${JSON.stringify(source.file)}: ${why}`);
   let text: string;
   try {
-    const mode = statSync(source.file).mode;
+    // node:fs from getBuiltinModule, not an import: an ESM import of it also loads fs/promises and the fs
+    // streams, which every start of x-rmq-storage would pay (see "Startup" in the README)
+    const fs = process.getBuiltinModule("node:fs");
+    const mode = fs.statSync(source.file).mode;
     if ((mode & 0o004) !== 0)
       throw refuse(`readable by every user (mode ${(mode & 0o777).toString(8)}); chmod o-r it`);
-    text = await readFile(source.file, "utf8");
+    text = await fs.promises.readFile(source.file, "utf8");
   } catch (error) {
     if (error instanceof RmqStorageError) throw error;
     throw refuse(`cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"})`);

@@ -1,4 +1,3 @@
-import { closeSync, fstatSync, writeSync } from "node:fs";
 import type { Logger } from "@x/core";
 import { UsageError } from "@x/core/internal";
 
@@ -12,7 +11,8 @@ export function readyFd(value: string | undefined): number | undefined {
   if (!(fd >= 3))
     throw new UsageError(`--ready-fd expects a file descriptor ≥ 3, got ${JSON.stringify(value)}`);
   try {
-    fstatSync(fd);
+    // node:fs loaded here, not imported: the CLI's --help reads READY_LINE from this module
+    process.getBuiltinModule("node:fs").fstatSync(fd);
   } catch {
     throw new UsageError(`--ready-fd ${fd} is not an open file descriptor`);
   }
@@ -30,8 +30,9 @@ export function announceReady(fd: number | undefined, logger: Logger): void {
   if (fd === undefined) process.stdout.write(line);
   else
     try {
-      writeSync(fd, line);
-      closeSync(fd);
+      const fs = process.getBuiltinModule("node:fs");
+      fs.writeSync(fd, line);
+      fs.closeSync(fd);
     } catch (error) {
       logger.warn({ err: error, fd }, "cannot write the ready line to --ready-fd");
     }
