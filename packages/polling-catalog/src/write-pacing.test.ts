@@ -48,25 +48,25 @@ describe("WritePacing", () => {
 describe("CommitRatePacing", () => {
   it("starts slowly, and raises its chance of writing while the notices show a quiet catalog", async () => {
     const pacing = new CommitRatePacing(() => 0);
-    expect(pacing.chance).toBe(0.02);
+    expect(pacing.chance).toBe(0.01);
     await pacing.ready("S:Job");
-    expect(pacing.chance).toBe(0.02); // no change notice yet: nothing measured
+    expect(pacing.chance).toBe(0.01); // no change notice yet: nothing measured
     pacing.observeCommit();
     // One commit within 10 write durations (of 20 ms assumed): a load of 0.1, under the target of 0.12.
     await pacing.ready("S:Job");
-    expect(pacing.chance).toBeCloseTo(0.024, 5);
+    expect(pacing.chance).toBeCloseTo(0.012, 5);
   });
 
   it("without change notices, raises its chance by 5 % per commit", () => {
     const pacing = new CommitRatePacing(() => 0);
     pacing.settle("S:Job", false, 20);
-    expect(pacing.chance).toBeCloseTo(0.021, 5);
+    expect(pacing.chance).toBeCloseTo(0.0105, 5);
   });
 
-  it("quarters its chance at a rollback, at most 0.02 and at least 0.002", () => {
+  it("quarters its chance at a rollback, at most 0.01 and at least 0.002", () => {
     const pacing = new CommitRatePacing(() => 0);
     pacing.settle("S:Job", true, 20);
-    expect(pacing.chance).toBe(0.005);
+    expect(pacing.chance).toBe(0.0025);
     for (let i = 0; i < 5; i++) pacing.settle("S:Job", true, 20);
     expect(pacing.chance).toBe(0.002);
   });
@@ -76,8 +76,8 @@ describe("CommitRatePacing", () => {
     await pacing.ready("S:Job");
     pacing.observeCommit();
     pacing.settle("S:Job", false, 20);
-    // 10 commits within 10 write durations: a load of 1 write per duration, ten times the target.
-    for (let i = 0; i < 9; i++) pacing.observeCommit();
+    // 5 commits within 10 write durations: a load of 0.5 write per duration, about four times the target.
+    for (let i = 0; i < 4; i++) pacing.observeCommit();
     await pacing.ready("S:Job");
     expect(pacing.chance).toBeCloseTo(0.0024, 4);
   });

@@ -92,7 +92,7 @@ export function writeTable(path: string): string {
 /** The load the commit-rate pacing aims at: writes started per write duration by all the clients of a catalog. */
 const targetLoad = 0.12;
 /** The chance of writing in one write duration at a client's start (slow start), and after a first rollback. */
-const firstChance = 0.02;
+const firstChance = 0.01;
 /** The lowest chance of writing in one write duration: a mean wait of about 500 write durations. */
 const minChance = 0.002;
 /** The write duration assumed before this client measured one, in ms. */
@@ -109,16 +109,16 @@ const noticeGraceMs = 2_000;
  * client keeps a chance p of starting a write in one write duration and waits an exponential draw of mean
  * d × (1/p − 1) before each write (drawn again every ten durations, so it reacts to the load while it waits):
  *
- * - it starts at p = 0.02 (slow start: twenty clients starting together do not all write at once);
+ * - it starts at p = 0.01 (slow start: twenty clients starting together do not all write at once);
  * - with change notices (during `blockingPoll`), before each write it measures L from the commits the notices
  *   announce over the last second (or 50 write durations) and scales p by 0.12 ÷ L, at most doubling it per
  *   write (at most ×1.25 per redraw), so that all clients together keep L near 0.12 (about one write in ten
  *   rolled back) whatever their number;
- * - a rollback quarters p (and sets it to at most 0.02);
+ * - a rollback quarters p (and sets it to at most 0.01);
  * - without notices (none arrived yet, or none followed one of this client's commits within 2 s), each commit
  *   raises p by 5 % and each rollback quarters it: the contention is estimated from this client's own answers.
  *
- * The price is wall time: a client alone waits about 50 write durations before its first write.
+ * The price is wall time: a client alone waits about 100 write durations before its first write.
  */
 export class CommitRatePacing {
   readonly #random: () => number;
