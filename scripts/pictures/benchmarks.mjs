@@ -25,7 +25,7 @@ function first(figures, match) {
 
 /** polling-catalog: requests per claimed row, and insert→claim latency with notices and by polling. */
 function pollingCatalog(figures) {
-  // Requests per completed row on the fake's realistic mode: today's spread (it records claimRows) and the
+  // Requests per completed row on the fake's realistic mode, unpaced: today's spread (it records claimRows) and the
   // spread it replaced (measured with the same fake, before claimRows existed).
   const spreadFigure = (agents, current) =>
     figures.find(
@@ -33,6 +33,8 @@ function pollingCatalog(figures) {
         figure.bench === "polling-catalog.claim-spread" &&
         figure.agents === agents &&
         figure.requestsPerCompletedRow !== undefined &&
+        // The library's default: unpaced (figures from before the bench recorded writePacing were unpaced).
+        (figure.writePacing === undefined || figure.writePacing === false) &&
         (figure.claimRows !== undefined) === current,
     );
   const spread = (agents, current) => spreadFigure(agents, current)?.requestsPerCompletedRow;

@@ -27,8 +27,13 @@ const claimRows = claimFlag === -1 ? 10 : Number(process.argv[claimFlag + 1]);
 const completeBatch = process.argv.includes("--complete-batch");
 /** `--agents <n>`: the spread figures run with `n` agents only (default 5, then 20). */
 const agentsFlag = process.argv.indexOf("--agents");
-/** `--pacing`: the agents pace their writes (`writePacing: true`); by default they do not, as the library. */
-const writePacing = process.argv.includes("--pacing");
+/**
+ * `--pacing`: the agents pace their writes (`writePacing: true`); `--commit-rate`: `writePacing: "commit-rate"`;
+ * by default they do not, as the library.
+ */
+const writePacing = process.argv.includes("--commit-rate")
+  ? ("commit-rate" as const)
+  : process.argv.includes("--pacing");
 const agentCounts = agentsFlag === -1 ? [5, 20] : [Number(process.argv[agentsFlag + 1])];
 
 function emit(figure: Record<string, unknown>): void {
@@ -403,7 +408,7 @@ const isClaimPut = (r: { method: string; url: string }) => r.method === "PUT" &&
  */
 async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
   const rows = Array.from({ length: rowsCount }, (_, i) => ({ id: i + 1, state: "queued" }));
-  const env = await startFake(rows, true, abortRate);
+  const env = await startFake(rows, !process.argv.includes("--no-notices"), abortRate);
   const started = performance.now();
   const run = spreadAgents(env, agents, { complete: true });
   // Until every row is complete, or no row was completed for 15 s (rows left claimed for ever).
@@ -424,6 +429,7 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
     claimRows,
     completion: completeBatch ? "one PUT per batch" : "one PUT per row",
     writePacing,
+    notices: !process.argv.includes("--no-notices"),
     writeDurationMs: env.fake.writeDurationMs,
     transactionAbortRate: abortRate,
     wallSeconds: round(seconds, 2),
@@ -477,7 +483,8 @@ async function spreadFigures() {
       });
     }
   }
-  for (const abortRate of [0, 0.1]) {
+  // `--agents <n>` asks for the claim figures alone.
+  for (const abortRate of agentsFlag === -1 ? [0, 0.1] : []) {
     const latencies = await insertToClaim(5, 200, abortRate);
     emit({
       bench: "polling-catalog.insert-to-claim",

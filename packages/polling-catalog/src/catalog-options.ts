@@ -58,9 +58,13 @@ export interface ErmrestCatalogOptions {
    * spirit of TCP's congestion control: the next writes to that table wait a jittered gap that grows fourfold
    * at each further rollback and shrinks by 15 % at each commit, down to none, so agents sharing a table offer
    * fewer overlapping writes and fewer of them are rolled back, at the price of throughput. Reads are never
-   * paced. `false` sends every write at once. Default `false`: pacing costs wall time (see the README).
+   * paced. `false` sends every write at once. `"commit-rate"` paces every write instead, on the catalog's
+   * commit rate read from the change notices `blockingPoll` receives (on this client's own rollbacks without
+   * them), from a slow start, so that all clients together keep about one write in ten rolled back whatever
+   * their number; it costs more wall time than `true` (see the README). Default `false`: pacing costs wall
+   * time.
    */
-  writePacing?: boolean;
+  writePacing?: boolean | "commit-rate";
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
@@ -113,7 +117,9 @@ const catalogOptionsSchema: v.Schema<ParsedCatalogOptions> = v
     maxCacheBytes: bytes.default(defaultMaxBytes),
     bodyIdleTimeoutMs: positiveMs.default(30_000),
     maxTransactionRetryMs: durationMs.default(300_000),
-    writePacing: v.boolean({ error: "a boolean" }).default(false),
+    writePacing: v
+      .union([v.boolean(), v.literal("commit-rate")], { error: 'a boolean or "commit-rate"' })
+      .default(false),
     logger: loggerOption,
     fetch: v.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

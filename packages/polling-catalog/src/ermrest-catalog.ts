@@ -23,7 +23,7 @@ import {
   retryAfterMs,
   retryDelayMs,
 } from "./retry.js";
-import { WritePacing, writeTable } from "./write-pacing.js";
+import { CommitRatePacing, WritePacing, writeTable } from "./write-pacing.js";
 
 /** Request headers: a record, a `Headers`, or name-value pairs. */
 export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
@@ -129,7 +129,13 @@ export class ErmrestCatalog<
   readonly #fetch: FetchFunction;
   readonly #cache: Lru<string, Sent> | undefined;
   readonly #baseHeaders: Headers;
-  readonly #pacing = new WritePacing();
+  readonly #pacing: WritePacing | CommitRatePacing;
+  readonly #commitRate: CommitRatePacing | undefined;
+
+  /** Tells the write pacing that the catalog committed a write (a change notice arrived). */
+  protected observeCommit(): void {
+    this.#commitRate?.observeCommit();
+  }
 
   /**
    * @param options - see {@link ErmrestCatalogOptions}; validated at once, a bad one throws
@@ -139,6 +145,8 @@ export class ErmrestCatalog<
     super();
     const { credentials, ...parsed } = parseCatalogOptions(options);
     this.options = parsed;
+    this.#commitRate = parsed.writePacing === "commit-rate" ? new CommitRatePacing() : undefined;
+    this.#pacing = this.#commitRate ?? new WritePacing();
     this.#secrets = secretsOf(credentials);
     this.#credentialNames = (["cookie", "bearerToken"] as const).filter(
       (name) => credentials[name] !== undefined,
@@ -293,7 +301,8 @@ export class ErmrestCatalog<
     });
     const rolledBackUntil = performance.now() + this.options.maxTransactionRetryMs;
     // Writes to one table are paced after a rollback (see WritePacing); reads never are.
-    const table = spec.method !== "GET" && this.options.writePacing ? writeTable(spec.path) : undefined;
+    const table =
+      spec.method !== "GET" && this.options.writePacing !== false ? writeTable(spec.path) : undefined;
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
       let sent: Sent;

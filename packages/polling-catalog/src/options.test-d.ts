@@ -36,7 +36,7 @@ describe("catalog options", () => {
       maxCacheBytes?: number;
       bodyIdleTimeoutMs?: number;
       maxTransactionRetryMs?: number;
-      writePacing?: boolean;
+      writePacing?: boolean | "commit-rate";
       logger?: Logger;
       fetch?: FetchFunction;
     }>();

@@ -346,7 +346,13 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       bind: (handlers, first, cancelled) =>
         NoticeSubscription.open(
           { urls: this.#amqpUrls, first, exchange: this.noticeExchange, logger: this.logger, cancelled },
-          handlers,
+          {
+            ...handlers,
+            onNotice: () => {
+              this.observeCommit();
+              handlers.onNotice();
+            },
+          },
         ),
       addresses: this.#amqpUrls.length,
       onWake: (event) => this.emit("wake", event),

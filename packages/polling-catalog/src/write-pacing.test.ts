@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WritePacing, writeTable } from "./write-pacing.js";
+import { CommitRatePacing, WritePacing, writeTable } from "./write-pacing.js";
 
 describe("WritePacing", () => {
   it("lets writes through at once until one is rolled back", async () => {
@@ -38,6 +38,52 @@ describe("WritePacing", () => {
     const started = performance.now();
     await pacing.ready("S:Job");
     expect(performance.now() - started).toBeGreaterThanOrEqual(150);
+    const controller = new AbortController();
+    const waiting = pacing.ready("S:Job", controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(waiting).rejects.toThrow("stop");
+  });
+});
+
+describe("CommitRatePacing", () => {
+  it("starts slowly, and raises its chance of writing while the notices show a quiet catalog", async () => {
+    const pacing = new CommitRatePacing(() => 0);
+    expect(pacing.chance).toBe(0.01);
+    await pacing.ready("S:Job");
+    expect(pacing.chance).toBe(0.01); // no change notice yet: nothing measured
+    pacing.observeCommit();
+    // One commit within 10 write durations (of 20 ms assumed): a load of 0.1, under the target of 0.12.
+    await pacing.ready("S:Job");
+    expect(pacing.chance).toBeCloseTo(0.012, 5);
+  });
+
+  it("without change notices, raises its chance by 5 % per commit", () => {
+    const pacing = new CommitRatePacing(() => 0);
+    pacing.settle("S:Job", false, 20);
+    expect(pacing.chance).toBeCloseTo(0.0105, 5);
+  });
+
+  it("quarters its chance at a rollback, at most 0.01 and at least 0.002", () => {
+    const pacing = new CommitRatePacing(() => 0);
+    pacing.settle("S:Job", true, 20);
+    expect(pacing.chance).toBe(0.0025);
+    for (let i = 0; i < 5; i++) pacing.settle("S:Job", true, 20);
+    expect(pacing.chance).toBe(0.002);
+  });
+
+  it("lowers its chance to the target over the commit rate the change notices show", async () => {
+    const pacing = new CommitRatePacing(() => 0);
+    await pacing.ready("S:Job");
+    pacing.observeCommit();
+    pacing.settle("S:Job", false, 20);
+    // 5 commits within 10 write durations: a load of 0.5 write per duration, about four times the target.
+    for (let i = 0; i < 4; i++) pacing.observeCommit();
+    await pacing.ready("S:Job");
+    expect(pacing.chance).toBeCloseTo(0.0024, 4);
+  });
+
+  it("stops waiting when the signal aborts", async () => {
+    const pacing = new CommitRatePacing(() => 0.999);
     const controller = new AbortController();
     const waiting = pacing.ready("S:Job", controller.signal);
     controller.abort(new Error("stop"));

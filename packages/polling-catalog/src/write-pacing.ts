@@ -88,3 +88,135 @@ export function writeTable(path: string): string {
   const table = path.split("/")[2]?.split(/[?;@]/)[0];
   return table === undefined || table === "" ? path : table;
 }
+
+/** The load the commit-rate pacing aims at: writes started per write duration by all the clients of a catalog. */
+const targetLoad = 0.12;
+/** The chance of writing in one write duration at a client's start (slow start), and after a first rollback. */
+const firstChance = 0.01;
+/** The lowest chance of writing in one write duration: a mean wait of about 500 write durations. */
+const minChance = 0.002;
+/** The write duration assumed before this client measured one, in ms. */
+const assumedDurationMs = 20;
+/** A wait is drawn again after this many write durations, with the load measured since. */
+const redrawDurations = 10;
+/** How long after this client's own commit a change notice must have arrived for notices to count, in ms. */
+const noticeGraceMs = 2_000;
+
+/**
+ * Client-side pacing of writes on the catalog's commit rate (`writePacing: "commit-rate"`). Every write to a
+ * table on ERMrest is rolled back when another write to that table commits while it runs, so about
+ * 1 − e^(−L) of the writes abort, L being how many writes start per write duration across all clients. This
+ * client keeps a chance p of starting a write in one write duration and waits an exponential draw of mean
+ * d × (1/p − 1) before each write (drawn again every ten durations, so it reacts to the load while it waits):
+ *
+ * - it starts at p = 0.01 (slow start: twenty clients starting together do not all write at once);
+ * - with change notices (during `blockingPoll`), before each write it measures L from the commits the notices
+ *   announce over the last second (or 50 write durations) and scales p by 0.12 ÷ L, at most doubling it per
+ *   write (at most ×1.25 per redraw), so that all clients together keep L near 0.12 (about one write in ten
+ *   rolled back) whatever their number;
+ * - a rollback quarters p (and sets it to at most 0.01);
+ * - without notices (none arrived yet, or none followed one of this client's commits within 2 s), each commit
+ *   raises p by 5 % and each rollback quarters it: the contention is estimated from this client's own answers.
+ *
+ * The price is wall time: a client alone waits about 100 write durations before its first write.
+ */
+export class CommitRatePacing {
+  readonly #random: () => number;
+  readonly #commits: number[] = [];
+  #chance = firstChance;
+  #durationMs = 0;
+  #startMs: number | undefined;
+  /** This client's earliest commit that no change notice has followed yet. */
+  #unnoticedCommitMs: number | undefined;
+  /** Whether a change notice ever arrived. */
+  #noticed = false;
+
+  /** @param random - source of randomness in [0, 1). Default `Math.random`. */
+  constructor(random: () => number = Math.random) {
+    this.#random = random;
+  }
+
+  /** The current chance of starting a write in one write duration, in (0, 1]. */
+  get chance(): number {
+    return this.#chance;
+  }
+
+  /** Tells the pacing that the catalog committed a write (a change notice arrived). */
+  observeCommit(): void {
+    const now = performance.now();
+    this.#noticed = true;
+    this.#unnoticedCommitMs = undefined;
+    this.#commits.push(now);
+    this.#trim(now);
+  }
+
+  /**
+   * Waits until a write may start.
+   *
+   * @param _table - the table the write goes to (the pacing is shared by every table of the catalog: change
+   *   notices do not say which table changed)
+   * @param signal - aborting it ends the wait: rejects with `signal.reason`
+   */
+  async ready(_table: string, signal?: AbortSignal): Promise<void> {
+    const now = performance.now();
+    this.#startMs ??= now;
+    // Once per write: follow the measured load, up or down (at most doubling).
+    this.#follow(now, 2);
+    for (;;) {
+      if (this.#chance >= 1) return;
+      const durationMs = this.#duration();
+      const meanMs = durationMs * (1 / this.#chance - 1);
+      const waitMs = -Math.log(1 - this.#random()) * meanMs;
+      const chunkMs = Math.min(waitMs, redrawDurations * durationMs);
+      await sleep(chunkMs, { signal });
+      if (chunkMs === waitMs) return;
+      // The draw is memoryless: drawing again with the load measured meanwhile is fair.
+      this.#follow(performance.now(), 1.25);
+    }
+  }
+
+  /**
+   * Records how a write ended.
+   *
+   * @param _table - the table the write went to
+   * @param rolledBack - whether ERMrest answered `503 Transaction aborted.`
+   * @param durationMs - how long the try took
+   */
+  settle(_table: string, rolledBack: boolean, durationMs: number): void {
+    this.#durationMs = this.#durationMs === 0 ? durationMs : 0.8 * this.#durationMs + 0.2 * durationMs;
+    if (rolledBack) {
+      this.#chance = Math.max(minChance, Math.min(firstChance, this.#chance / 4));
+      return;
+    }
+    const now = performance.now();
+    this.#unnoticedCommitMs ??= now;
+    if (!this.#noticesWork(now)) this.#chance = Math.min(1, this.#chance * 1.05);
+  }
+
+  #duration(): number {
+    return this.#durationMs === 0 ? assumedDurationMs : this.#durationMs;
+  }
+
+  /** Whether change notices arrive: one arrived, and one followed each of this client's commits within 2 s. */
+  #noticesWork(now: number): boolean {
+    if (!this.#noticed) return false;
+    return this.#unnoticedCommitMs === undefined || now - this.#unnoticedCommitMs < noticeGraceMs;
+  }
+
+  /** Scales the chance by the target over the measured load, raising it at most `maxFactor` times. */
+  #follow(now: number, maxFactor: number): void {
+    if (!this.#noticesWork(now) || this.#startMs === undefined) return;
+    const windowMs = this.#trim(now);
+    const spanMs = Math.max(10 * this.#duration(), Math.min(windowMs, now - this.#startMs));
+    const load = (this.#commits.length / spanMs) * this.#duration();
+    const factor = load > 0 ? Math.min(maxFactor, targetLoad / load) : maxFactor;
+    this.#chance = Math.min(1, Math.max(minChance, this.#chance * factor));
+  }
+
+  /** Drops the commits older than the window; returns the window, in ms. */
+  #trim(now: number): number {
+    const windowMs = Math.max(1_000, 50 * this.#duration());
+    while (this.#commits.length > 0 && (this.#commits[0] as number) < now - windowMs) this.#commits.shift();
+    return windowMs;
+  }
+}

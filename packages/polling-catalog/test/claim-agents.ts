@@ -29,6 +29,10 @@ export interface ClaimAgentsOptions {
    * the README's agent does). Default none.
    */
   complete?: "row" | "batch";
+  /** Every agent's `writePacing`. Default the library's. */
+  writePacing?: boolean | "commit-rate";
+  /** Every agent's `noticeExchange`. Default the library's. */
+  noticeExchange?: string;
 }
 
 /**
@@ -49,6 +53,8 @@ export function startClaimAgents(fake: FakeErmrest, options: ClaimAgentsOptions)
       server: fake.server,
       catalogId: fake.catalogId,
       amqpServer: options.amqpServer,
+      ...(options.writePacing === undefined ? {} : { writePacing: options.writePacing }),
+      ...(options.noticeExchange === undefined ? {} : { noticeExchange: options.noticeExchange }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     });
     catalog.on("claimed", ({ batch }) => {
