@@ -1,5 +1,4 @@
 import { createConnection, isIP, type Socket } from "node:net";
-import { connect as connectTls } from "node:tls";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { parseReply } from "./protocol.js";
 import type { Job } from "./storage.js";
@@ -73,7 +72,8 @@ export class SupervisorClient {
     } else {
       const files = await readTlsFiles(target);
       signal?.throwIfAborted();
-      socket = connectTls({
+      // node:tls is loaded here, not imported: importing it costs milliseconds at the package's import (issue #31).
+      socket = process.getBuiltinModule("node:tls").connect({
         ...files,
         host: target.host,
         port: target.port,
