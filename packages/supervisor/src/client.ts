@@ -1,5 +1,4 @@
-import { createConnection, isIP, type Socket } from "node:net";
-import { connect as connectTls } from "node:tls";
+import type { Socket } from "node:net";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { parseReply } from "./protocol.js";
 import type { Job } from "./storage.js";
@@ -68,18 +67,20 @@ export class SupervisorClient {
     let socket: Socket;
     let ready: string;
     if (typeof target === "string") {
-      socket = createConnection(target);
+      // node:net is loaded here, not imported: it and its streams cost milliseconds at import (issue #31).
+      socket = process.getBuiltinModule("node:net").createConnection(target);
       ready = "connect";
     } else {
       const files = await readTlsFiles(target);
       signal?.throwIfAborted();
-      socket = connectTls({
+      // node:tls is loaded here, not imported: importing it costs milliseconds at the package's import (issue #31).
+      socket = process.getBuiltinModule("node:tls").connect({
         ...files,
         host: target.host,
         port: target.port,
         minVersion: minTlsVersion,
         // SNI takes host names only; an IP address is still checked against the certificate's names.
-        ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
+        ...(process.getBuiltinModule("node:net").isIP(target.host) === 0 ? { servername: target.host } : {}),
       });
       socket.setNoDelay(true);
       ready = "secureConnect";

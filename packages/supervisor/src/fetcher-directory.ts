@@ -2,7 +2,7 @@ import { constants, lstatSync, mkdirSync, openSync, readdirSync } from "node:fs"
 import { basename, dirname, join, resolve } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import { sleep } from "@x/core";
-import { type FSWatcher, watch } from "chokidar";
+import type { FSWatcher } from "chokidar";
 import type { DaemonContext, RejectReason } from "./events.js";
 import { completeFileName, type FetcherFileName, parseFetcherFileName } from "./fetcher-name.js";
 import { FetcherReader, type LineBatch } from "./fetcher-reader.js";
@@ -89,6 +89,8 @@ export class FetcherDirectory {
    */
   async start(): Promise<void> {
     mkdirSync(this.dir, { recursive: true });
+    // Loaded when the watcher starts, not at import: chokidar costs milliseconds to load (issue #31).
+    const { watch } = await import("chokidar");
     const watcher = watch(this.dir, {
       ignoreInitial: true,
       depth: 0,

@@ -1,8 +1,9 @@
 import { statSync } from "node:fs";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Histogram, Registry } from "prom-client";
 import type { DaemonObserver, SupervisorEvents, SupervisorStats } from "./events.js";
 import type { SqlReader } from "./queue-reader.js";
 import { cyclesStatement, type FetcherCycle, runningCountStatement } from "./queue-view.js";
+import { requireAtUse } from "./require-at-use.js";
 import type { SupervisorStorage } from "./storage.js";
 
 /** What {@link SupervisorMetrics} reads when scraped. */
@@ -31,7 +32,7 @@ function exitCodeLabel(code: number): string {
  */
 export class SupervisorMetrics implements DaemonObserver {
   /** The registry; `registry.metrics()` gives the text format. */
-  readonly registry = new Registry();
+  readonly registry: Registry;
   #latency: Histogram<"command">;
   #pauses: Histogram;
   #reader: () => SqlReader;
@@ -39,6 +40,11 @@ export class SupervisorMetrics implements DaemonObserver {
   #read: { cycles: FetcherCycle[]; running: number } = { cycles: [], running: 0 };
 
   constructor({ storage, reader, stats, openConnections, on }: MetricsSources) {
+    // Loaded when the daemon starts, not at import: prom-client costs tens of milliseconds to load (issue #31).
+    const { Counter, Gauge, Histogram, Registry } = requireAtUse(
+      "prom-client",
+    ) as typeof import("prom-client");
+    this.registry = new Registry();
     this.#reader = reader;
     const read = () => this.#read;
     const registers = [this.registry];

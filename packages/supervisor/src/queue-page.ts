@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { FetcherCycle, QueueEntry, QueueView } from "./queue-view.js";
 
 const htmlEscapes: Record<string, string> = {
@@ -82,6 +81,8 @@ function refreshScript(refreshMs: number): string {
 
 /** The HTTP headers of the live page: its Content-Security-Policy allows only its own inline script and style. */
 export function pageSecurityHeaders(refreshMs: number): Record<string, string> {
+  // node:crypto is loaded here, not imported: it costs milliseconds at the package's import (issue #31).
+  const { createHash } = process.getBuiltinModule("node:crypto");
   const hash = (text: string) => `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
   return {
     "content-security-policy": `default-src 'none'; script-src ${hash(refreshScript(refreshMs))}; style-src ${hash(style)}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,

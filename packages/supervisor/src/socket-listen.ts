@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, lstatSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import type { Server } from "node:net";
 import { dirname, join, resolve } from "node:path";
@@ -71,10 +70,14 @@ export function resolveGroupId(group: number | string): number {
   };
   let lines: string[];
   try {
-    lines = execFileSync("getent", ["group", "--", group], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).split("\n");
+    // node:child_process is loaded here, not imported: it costs milliseconds at the package's import (issue #31).
+    lines = process
+      .getBuiltinModule("node:child_process")
+      .execFileSync("getent", ["group", "--", group], {
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      })
+      .split("\n");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // getent exits 2 for an unknown name; only a missing getent falls back to the file

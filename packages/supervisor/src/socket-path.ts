@@ -1,5 +1,4 @@
 import { lstatSync, statSync, unlinkSync } from "node:fs";
-import { createConnection } from "node:net";
 import { dirname, resolve } from "node:path";
 import { ErrorCode, SupervisorError } from "./errors.js";
 
@@ -30,7 +29,8 @@ export async function prepareSocketPath(path: string): Promise<void> {
     throw new SupervisorError(ErrorCode.SOCKET_PATH, `${path} exists and is not a socket`);
   }
   const alive = await new Promise<boolean | Error>((resolve) => {
-    const probe = createConnection(path);
+    // node:net is loaded here, not imported: it and its streams cost milliseconds at import (issue #31).
+    const probe = process.getBuiltinModule("node:net").createConnection(path);
     probe.once("connect", () => {
       probe.destroy();
       resolve(true);

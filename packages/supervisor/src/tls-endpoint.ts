@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { createSecureContext, type SecureContextOptions } from "node:tls";
+import type { SecureContextOptions } from "node:tls";
 import { v } from "@x/core/internal";
 import { ErrorCode, SupervisorError } from "./errors.js";
 
@@ -52,7 +51,8 @@ export async function readTlsFiles(
 ): Promise<Required<Pick<SecureContextOptions, "cert" | "key" | "ca">>> {
   const read = async (path: string, what: string) => {
     try {
-      return await readFile(path);
+      // node:fs/promises is loaded here, not imported: it costs milliseconds at the package's import (issue #31).
+      return await process.getBuiltinModule("node:fs/promises").readFile(path);
     } catch (error) {
       throw new SupervisorError(ErrorCode.TLS, `cannot read the TLS ${what} ${path}`, { cause: error });
     }
@@ -63,7 +63,8 @@ export async function readTlsFiles(
     read(endpoint.caFile, "CA certificate"),
   ]);
   try {
-    createSecureContext({ cert, key, ca, minVersion: minTlsVersion });
+    // node:tls is loaded here, not imported: importing it costs milliseconds at the package's import (issue #31).
+    process.getBuiltinModule("node:tls").createSecureContext({ cert, key, ca, minVersion: minTlsVersion });
   } catch (error) {
     throw new SupervisorError(
       ErrorCode.TLS,

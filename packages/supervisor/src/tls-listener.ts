@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { createServer, type Server, type TLSSocket } from "node:tls";
+import type { Server, TLSSocket } from "node:tls";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import type { DaemonContext, RejectReason } from "./events.js";
 import { formatSubject, minTlsVersion, readTlsFiles, type TlsEndpoint } from "./tls-endpoint.js";
@@ -39,7 +39,8 @@ export class TlsListener {
   ) {
     this.#endpoint = endpoint;
     this.#context = context;
-    this.#server = createServer({
+    // node:tls is loaded here, not imported: importing it costs milliseconds at the package's import (issue #31).
+    this.#server = process.getBuiltinModule("node:tls").createServer({
       ...files,
       minVersion: minTlsVersion,
       requestCert: true,

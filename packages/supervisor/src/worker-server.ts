@@ -1,5 +1,5 @@
 import { lstatSync, unlinkSync } from "node:fs";
-import { createServer, type Server, type Socket } from "node:net";
+import type { Server, Socket } from "node:net";
 import type { DaemonContext } from "./events.js";
 import type { FetcherDirectory } from "./fetcher-directory.js";
 import { sampleBytes } from "./fetcher-line.js";
@@ -113,9 +113,12 @@ export class WorkerServer {
     this.#directory = directory;
     this.#context = context;
     this.#maxConnections = maxConnections;
-    this.#server = createServer({ allowHalfOpen: true, highWaterMark: socketHighWaterMarkBytes }, (socket) =>
-      this.accept(socket),
-    );
+    // node:net is loaded here, not imported: it and its streams cost milliseconds at import (issue #31).
+    this.#server = process
+      .getBuiltinModule("node:net")
+      .createServer({ allowHalfOpen: true, highWaterMark: socketHighWaterMarkBytes }, (socket) =>
+        this.accept(socket),
+      );
   }
 
   /**
