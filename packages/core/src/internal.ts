@@ -40,7 +40,7 @@ export {
   ReadOnlyHttpServer,
   textAnswer,
 } from "./read-only-http.js";
-export { inspectAs, redactedMark, redactUrl } from "./redact.js";
+export { inspectAs, inspectCustom, redactedMark, redactUrl } from "./redact.js";
 export * as v from "./schema/v.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { onStdioError, writeStdout } from "./stdio.js";

@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { inspectAs, redactedMark, redactUrl } from "./redact.js";
+import { inspectAs, inspectCustom, redactedMark, redactUrl } from "./redact.js";
 
 describe("redactUrl", () => {
   it("replaces the password and keeps the rest", () => {
@@ -47,5 +47,11 @@ describe("inspectAs", () => {
     }
     expect(inspect(new Holder())).toBe("Holder { url: 'amqp://u:***@h/' }");
     expect(inspect({ a: { b: new Holder() } }, { depth: 1 })).toContain("Holder {}");
+  });
+});
+
+describe("inspectCustom", () => {
+  it("is util.inspect.custom", () => {
+    expect(inspectCustom).toBe(inspect.custom);
   });
 });

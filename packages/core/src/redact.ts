@@ -32,6 +32,12 @@ export function redactUrl(url: string): string {
 }
 
 /**
+ * `util.inspect.custom` (the same registered symbol) without importing `node:util`, whose ESM import costs
+ * a few ms of a package's import time (#31).
+ */
+export const inspectCustom: unique symbol = Symbol.for("nodejs.util.inspect.custom") as never;
+
+/**
  * Renders `shape` for `util.inspect` under the class name `name`, honouring the caller's options (depth,
  * colours), as the `[util.inspect.custom]` method of an object that holds a secret returns it.
  */

@@ -1,7 +1,10 @@
 import type { Logger } from "@x/core";
 import { redactUrl, urlAt } from "@x/core/internal";
-import amqp, { type Channel, type ChannelModel } from "amqplib";
+import type { Channel, ChannelModel } from "amqplib";
 import { closeConnection } from "./close-connection.js";
+
+/** amqplib, loaded on the first bind: importing it at startup would cost the package's import time (#31). */
+let amqplib: Promise<typeof import("amqplib")> | undefined;
 
 /** A connection attempt that takes longer than this counts as a failure, in ms. */
 const connectTimeoutMs = 10_000;
@@ -146,15 +149,17 @@ async function subscribe(
   logger.debug({ exchange, queue }, "Bound the change-notice queue.");
 }
 
-/** `amqp.connect` that rejects after `timeoutMs`, closing a connection that arrives too late. */
-function connectWithin(url: string, timeoutMs: number): Promise<ChannelModel> {
+/** amqplib's `connect` that rejects after `timeoutMs`, closing a connection that arrives too late. */
+async function connectWithin(url: string, timeoutMs: number): Promise<ChannelModel> {
+  amqplib ??= import("amqplib");
+  const { connect } = await amqplib;
   return new Promise((resolve, reject) => {
     let late = false;
     const timer = setTimeout(() => {
       late = true;
       reject(new Error(`AMQP connection attempt took longer than ${timeoutMs} ms`));
     }, timeoutMs);
-    amqp.connect(url, { timeout: timeoutMs }).then(
+    connect(url, { timeout: timeoutMs }).then(
       (connection) => {
         clearTimeout(timer);
         if (late) {

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Path } from "./types.js";
 
 /** A `Buffer` view of the same bytes, without copying. */
@@ -24,7 +23,8 @@ export function bytesKey(bytes: Uint8Array | null): string {
 
 /** The SHA-1 of a path, in hex: the id a location is routed by. */
 export function pathId(path: Path): string {
-  return createHash("sha1").update(path).digest("hex");
+  // node:crypto from getBuiltinModule, not an import: its ESM import costs the package import time (#31)
+  return process.getBuiltinModule("node:crypto").createHash("sha1").update(path).digest("hex");
 }
 
 /** A fresh copy of a path that the caller may keep. */

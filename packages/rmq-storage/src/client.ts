@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { type InspectOptions, inspect } from "node:util";
+import type { InspectOptions, inspect } from "node:util";
 import { Backoff, type Logger, sleep } from "@x/core";
-import { durationMs, inspectAs, parseOptions, v } from "@x/core/internal";
+import { durationMs, inspectAs, inspectCustom, parseOptions, v } from "@x/core/internal";
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import {
   declareExchanges,
@@ -200,7 +199,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #turn = 0;
 
   /** `RmqStorageClient { url, prefix }`, the URL's password shown as `***`. */
-  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+  [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
     return inspectAs("RmqStorageClient", this.toJSON(), depth, options, insp);
   }
 
@@ -459,7 +458,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
       resolve = r;
     });
     const call: Call = {
-      id: randomUUID(),
+      // the global crypto, not an import of node:crypto: that costs the package import time (#31)
+      id: crypto.randomUUID(),
       method: caller,
       expected: count,
       answered: 0,
@@ -494,7 +494,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     const exchange = this.#top.exchange(exchangeOf(method, relation));
     const { itemsPerMessage } = this.#options;
     const message = (routingKey: string, items: number, body: () => Buffer): Message => ({
-      id: randomUUID(),
+      id: crypto.randomUUID(),
       exchange,
       routingKey,
       items,

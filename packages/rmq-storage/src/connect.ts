@@ -1,8 +1,11 @@
 import { Backoff, type Logger, sleep } from "@x/core";
 import { redactUrl, urlAt, urlList } from "@x/core/internal";
-import amqp, { type ChannelModel } from "amqplib";
+import type { ChannelModel } from "amqplib";
 import { classifyConnectFailure } from "./connect-failure.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
+
+/** amqplib, loaded on the first connection: importing it at startup would cost the package's import time (#31). */
+let amqplib: Promise<typeof import("amqplib")> | undefined;
 
 /** The reconnect backoff of the client and the server: 100 ms, ×2, at most 5 s, ±20 %. */
 export const reconnectBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 5_000, jitter: 0.2 });
@@ -44,6 +47,8 @@ export { redactUrls, urlList } from "@x/core/internal";
  */
 export async function connectBroker(options: ConnectOptions): Promise<ChannelModel> {
   const deadline = Date.now() + options.timeoutMs;
+  amqplib ??= import("amqplib");
+  const { connect } = await amqplib;
   const backoff = reconnectBackoff();
   const urls = urlList(options.url);
   /** When every address started to answer "nothing here", without a break. */
@@ -53,7 +58,7 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
     const shown = redactUrl(given);
     try {
       options.signal?.throwIfAborted();
-      return await amqp.connect(withHeartbeat(given, options.heartbeatMs), {
+      return await connect(withHeartbeat(given, options.heartbeatMs), {
         timeout: Math.max(100, deadline - Date.now()),
         noDelay: true,
         ...(options.name === undefined ? {} : { clientProperties: { connection_name: options.name } }),

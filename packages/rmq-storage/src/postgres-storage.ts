@@ -1,6 +1,14 @@
-import { type InspectOptions, inspect } from "node:util";
+import type { InspectOptions, inspect } from "node:util";
 import type { Logger } from "@x/core";
-import { durationMs, inspectAs, loggerOption, parseOptions, redactUrl, v } from "@x/core/internal";
+import {
+  durationMs,
+  inspectAs,
+  inspectCustom,
+  loggerOption,
+  parseOptions,
+  redactUrl,
+  v,
+} from "@x/core/internal";
 import type pg from "pg";
 import { joinPath } from "./bytes.js";
 import { loadPostgresDriver } from "./drivers.js";
@@ -178,7 +186,7 @@ export class PostgresStorage extends BaseStorage {
   }
 
   /** `PostgresStorage { url, schema }`, the URL's password shown as `***`. */
-  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+  [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
     return inspectAs("PostgresStorage", this.toJSON(), depth, options, insp);
   }
 

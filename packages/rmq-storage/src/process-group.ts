@@ -1,5 +1,4 @@
-import { type ChildProcess, fork } from "node:child_process";
-import { existsSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "@x/core";
 import { RmqStorageError } from "./errors.js";
@@ -49,7 +48,8 @@ export function contiguousGroups<T>(ranges: readonly T[], n: number): T[][] {
 
 function childEntry(): { path: string; execArgv: string[] } {
   const built = fileURLToPath(new URL("./server-process.js", import.meta.url));
-  if (existsSync(built)) return { path: built, execArgv: [] };
+  // node:fs from getBuiltinModule, not an import: its ESM import costs the package import time (#31)
+  if (process.getBuiltinModule("node:fs").existsSync(built)) return { path: built, execArgv: [] };
   // Running from the TypeScript sources (tests, benchmarks): load the child through tsx.
   return {
     path: fileURLToPath(new URL("./server-process.ts", import.meta.url)),
@@ -82,7 +82,8 @@ export async function startProcessGroup(
       contiguousGroups(rest.ranges, processes).map(
         (ranges) =>
           new Promise<string>((resolve, reject) => {
-            const child = fork(entry.path, [], {
+            // node:child_process when forking, not at import: it costs the package import time (#31)
+            const child = process.getBuiltinModule("node:child_process").fork(entry.path, [], {
               execArgv: entry.execArgv,
               serialization: "advanced",
               stdio: "inherit",

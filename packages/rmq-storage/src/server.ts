@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
-import { hostname } from "node:os";
-import { type InspectOptions, inspect } from "node:util";
+import type { InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
 import {
   durationMs,
   inspectAs,
+  inspectCustom,
   parseOptions,
   ReadOnlyHttpServer,
   redactUrl,
@@ -206,7 +206,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
   #turn = 0;
 
   /** `RmqStorageServer { url, storage, prefix, ranges, processes }`, the URLs' passwords shown as `***`. */
-  [inspect.custom](depth: number, options: InspectOptions, insp: typeof inspect): string {
+  [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
     return inspectAs("RmqStorageServer", this.toJSON(), depth, options, insp);
   }
 
@@ -233,7 +233,9 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     this.#options = options;
     this.#top = topology(options.prefix);
     const standby = options.standbyWaitMs > 0 ? " standby" : "";
-    this.#name = `x-rmq-storage ${hostname()} pid ${process.pid} ranges ${formatRanges(options.ranges)}${standby}`;
+    // node:os from getBuiltinModule, not an import: its ESM import costs the package import time (#31)
+    const host = process.getBuiltinModule("node:os").hostname();
+    this.#name = `x-rmq-storage ${host} pid ${process.pid} ranges ${formatRanges(options.ranges)}${standby}`;
   }
 
   /**

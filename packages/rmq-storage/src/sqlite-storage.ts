@@ -1,4 +1,3 @@
-import { rm } from "node:fs/promises";
 import { type Logger, silentLogger } from "@x/core";
 import { durationMs, loggerOption, parseOptions, v } from "@x/core/internal";
 import type Database from "better-sqlite3";
@@ -328,6 +327,8 @@ export class SqliteStorage extends BaseStorage {
       await this.closeBackend();
       if (this.#path === ":memory:") return;
       try {
+        // node:fs from getBuiltinModule, not an import: its ESM import costs the package import time (#31)
+        const { rm } = process.getBuiltinModule("node:fs").promises;
         for (const suffix of ["-wal", "-shm", ""]) await rm(this.#path + suffix, { force: true });
       } catch (cause) {
         throw backendError(`cannot drop SQLite storage ${JSON.stringify(this.#path)}`, cause);

@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import type { Worker } from "node:worker_threads";
 import { startWorker } from "@x/core/internal";
 import type Database from "better-sqlite3";
@@ -149,7 +148,11 @@ export class SqliteWriter implements Writer {
   #thread(): Worker {
     if (this.#worker !== undefined) return this.#worker;
     const { path, busyTimeoutMs, pragmas } = this.#options;
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    // node:module from getBuiltinModule, not an import: its ESM import costs the package import time (#31)
+    const driver = process
+      .getBuiltinModule("node:module")
+      .createRequire(import.meta.url)
+      .resolve("better-sqlite3");
     const worker = startWorker(import.meta.url, "sqlite-writer-thread", {
       workerData: { driver, path, busyTimeoutMs, pragmas } satisfies WriterData,
     });
