@@ -52,9 +52,23 @@ describe("startTcpProxy", () => {
     proxy.shape({ latencyMs: 150, jitterMs: 50 });
     const started = performance.now();
     for (const part of ["b", "c", "d"]) link.socket.write(part);
-    await waitFor(() => link.text() === "abcd", 5_000, "the delayed echo");
+    await waitFor(() => link.text().length === 4, 5_000, "the delayed echo");
+    expect(link.text()).toBe("abcd");
     // Both directions are delayed: at least twice the latency.
     expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+  });
+
+  it("never reorders chunks under jitter, however they are spread in time", async () => {
+    const { proxy, link } = await setUp();
+    proxy.shape({ latencyMs: 5, jitterMs: 40 });
+    const parts = Array.from({ length: 60 }, (_, i) => `<${i}>`);
+    for (const part of parts) {
+      link.socket.write(part);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 4));
+    }
+    const sent = parts.join("");
+    await waitFor(() => link.text().length === sent.length, 10_000, "every chunk's echo");
+    expect(link.text()).toBe(sent);
   });
 
   it("limits the bandwidth", async () => {

@@ -47,12 +47,23 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
 
   /** Forwards `from` to `to`, shaped, dropping what arrives while black-holed; honours back-pressure. */
   const forward = (from: Socket, to: Socket) => {
-    /** When the last chunk scheduled in this direction is delivered (keeps the order under jitter). */
-    let lastDue = 0;
+    /** Chunks waiting for their delivery time, in arrival order; delivered strictly from the head. */
+    const queue: Array<{ chunk: Buffer; due: number }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const deliverDue = () => {
+      timer = undefined;
+      while (queue.length > 0 && queue[0]!.due <= Date.now()) {
+        const { chunk } = queue.shift()!;
+        if (!to.destroyed) to.write(chunk);
+      }
+      // One timer per direction, set for the head: a later chunk can never overtake an earlier one.
+      if (queue.length > 0) timer = setTimeout(deliverDue, Math.max(1, queue[0]!.due - Date.now()));
+    };
+    from.on("close", () => clearTimeout(timer));
     from.on("data", (chunk: Buffer) => {
       if (dropping) return;
       const { latencyMs, jitterMs, bytesPerSecond } = shape;
-      if (latencyMs === 0 && jitterMs === 0 && bytesPerSecond === 0 && lastDue <= Date.now()) {
+      if (latencyMs === 0 && jitterMs === 0 && bytesPerSecond === 0 && queue.length === 0) {
         if (!to.write(chunk)) {
           from.pause();
           to.once("drain", () => from.resume());
@@ -60,11 +71,12 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
         return;
       }
       const transmitMs = bytesPerSecond > 0 ? (chunk.length / bytesPerSecond) * 1_000 : 0;
-      const due = Math.max(lastDue, Date.now() + latencyMs + Math.random() * jitterMs) + transmitMs;
-      lastDue = due;
-      setTimeout(() => {
-        if (!to.destroyed) to.write(chunk);
-      }, due - Date.now());
+      const lastDue = queue.at(-1)?.due ?? 0;
+      queue.push({
+        chunk,
+        due: Math.max(lastDue, Date.now() + latencyMs + Math.random() * jitterMs) + transmitMs,
+      });
+      timer ??= setTimeout(deliverDue, Math.max(1, queue[0]!.due - Date.now()));
     });
   };
 
