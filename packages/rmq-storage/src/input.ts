@@ -10,8 +10,12 @@ import {
   type Timestamp,
 } from "./types.js";
 
-/** The earliest timestamp accepted: 0001-01-01T00:00:00Z, in µs. */
-export const MIN_TIMESTAMP = -62135596800000000n;
+/**
+ * The earliest timestamp accepted: 0001-01-01T00:00:00Z, in µs. Made from a string, not written `-…n`: that is a
+ * negation, which the bundler copies into each comparison, and which then allocates a new bigint every time it
+ * runs (24 MB of garbage per 1 000 000 checked items).
+ */
+export const MIN_TIMESTAMP = BigInt("-62135596800000000");
 /** The latest timestamp accepted: 9999-12-31T23:59:59.999999Z, in µs. */
 export const MAX_TIMESTAMP = 253402300799999999n;
 

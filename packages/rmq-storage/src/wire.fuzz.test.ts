@@ -161,9 +161,21 @@ describe("encodeMapRequest", () => {
   it("writes a content_add body byte for byte as encodeRequest does, reusing its scratch", () => {
     const scratch = { buffer: Buffer.alloc(0) };
     const near = fc.bigInt({ min: -(2n ** 53n) - 3n, max: 2n ** 53n + 3n });
+    // where the digits are written differently: signs, one digit, the 8-digit split, 32 and 53 bits
+    const edges = fc.constantFrom(
+      0n,
+      -1n,
+      9n,
+      10n,
+      99_999_999n,
+      10n ** 8n,
+      10n ** 8n + 1n,
+      2n ** 32n,
+      2n ** 53n - 1n,
+    );
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.tuple(sha1, fc.oneof(timestamp, near, fc.constantFrom(0n, -1n, 9n, 10n))), {
+        fc.uniqueArray(fc.tuple(sha1, fc.oneof(timestamp, near, edges)), {
           minLength: 1,
           maxLength: 50,
           selector: ([id]) => id,
