@@ -10,12 +10,13 @@
 //   cache warm), against 30 ms.
 //
 // The CLIs run as users run them: with the module compile cache they turn on, warmed by a first run of each.
-// Options: `--runs=N` (default 20; `--quick`: 7), `--only=cli` or `--only=import`, `--no-compile-cache` (every
+// Options: `--runs=N` (default 20; `--quick`: 7), `--only=cli` or `--only=import`, `--only=floor` (not in the
+// default set: what `x-guard 10 true` cannot go below, see `floorCases`), `--no-compile-cache` (every
 // process under NODE_DISABLE_COMPILE_CACHE=1: what the cache saves).
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cliCases, cliLines, measure, median, root, targets } from "./startup/measure.mjs";
+import { cliCases, cliLines, floorCases, measure, median, root, targets } from "./startup/measure.mjs";
 
 const option = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const quick = process.argv.includes("--quick");
@@ -28,6 +29,13 @@ const extra = noCache ? { compileCache: false } : {};
 if (only === undefined || only === "cli") {
   const results = measure(
     cliCases.map((item) => ({ ...item, env })),
+    { runs },
+  );
+  for (const line of cliLines(results)) console.log(JSON.stringify({ ...line, ...extra }));
+}
+if (only === "floor") {
+  const results = measure(
+    floorCases.map((item) => ({ ...item, env })),
     { runs },
   );
   for (const line of cliLines(results)) console.log(JSON.stringify({ ...line, ...extra }));

@@ -133,6 +133,29 @@ export const cliCases = [
   { name: "x-rmq-storage --version", args: [bin("rmq-storage"), "--version"] },
 ];
 
+/** A Node script that spawns `true` as x-guard spawns its command (own group, inherited stdio) and exits with it. */
+const spawnTrue = `spawn("true", [], { stdio: "inherit", detached: true }).on("exit", (code) => process.exit(code));`;
+const withSpawn = (body) => `const { spawn } = process.getBuiltinModule("node:child_process"); ${body}`;
+
+/**
+ * What `x-guard 10 true` cannot go below, as minimal Node scripts: spawning the command and waiting for it,
+ * and that plus a `/bin/sh` started beside it with a pipe on its stdin, as x-guard's reaper is (its own
+ * session, no output, unreferenced). The distance from the second to `x-guard 10 true` is x-guard's own code.
+ */
+export const floorCases = [
+  { name: "floor: node spawns true", args: ["-e", withSpawn(spawnTrue)] },
+  {
+    name: "floor: node spawns true and a /bin/sh reaper",
+    args: [
+      "-e",
+      withSpawn(
+        `const reaper = spawn("/bin/sh", ["-c", "read line; exit 0"], { detached: true, cwd: "/", stdio: ["pipe", "ignore", "ignore"] }); reaper.unref(); reaper.stdin.unref?.(); ${spawnTrue}`,
+      ),
+    ],
+  },
+  { name: "x-guard 10 true", args: [bin("process-guard"), "10", "true"] },
+];
+
 const round = (value, digits = 1) => (value === undefined ? undefined : Number(value.toFixed(digits)));
 
 /** One JSON-ready line per case of {@link measure}'s result, each against the baseline's medians. */
