@@ -410,7 +410,25 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     const { channel } = link;
     const body = message.body();
     const size = body.length;
-    const written = channel.publish(
+    let written: boolean;
+    try {
+      written = this.#send(call, message, link, body);
+    } catch (error) {
+      // The channel or connection is closing (amqplib throws then): the message stays pending and is resent
+      // on the next connection, like every unconfirmed one.
+      this.#options.logger.warn({ err: error }, "publish on a closing connection; reconnecting");
+      this.#lost(link);
+      return;
+    }
+    this.#unconfirmed++;
+    this.#unconfirmedBytes += size;
+    if (!written) await drained(channel);
+  }
+
+  /** Publishes one message with confirms; throws when the link is closing. */
+  #send(call: Call, message: Message, link: Link, body: Buffer): boolean {
+    const size = body.length;
+    return link.channel.publish(
       message.exchange,
       message.routingKey,
       body,
@@ -434,14 +452,12 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
           );
           this.#settle(call, false);
           // A channel whose quorum queue lost its leader can keep refusing every publish (seen on
-          // RabbitMQ 3.10 after a node was killed): the next publishes go out on a new connection.
-          link.connection.close().catch(() => {});
+          // RabbitMQ 3.10 after a node was killed): the link is given up at once, so that the next
+          // publishes wait for a new connection instead of going out on this closing one.
+          this.#lost(link);
         }
       },
     );
-    this.#unconfirmed++;
-    this.#unconfirmedBytes += size;
-    if (!written) await drained(channel);
   }
 
   async #write(

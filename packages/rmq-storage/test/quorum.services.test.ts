@@ -167,6 +167,27 @@ describe("a broker that refuses a publish", () => {
     expect(performance.now() - started).toBeLessThan(5_000);
     await waitFor(() => reconnects.length > 0, 10_000, "the client to reconnect");
   }, 30_000);
+
+  it("resolves every concurrent call false, none rejects, while the nacked connection is closing", async () => {
+    // Seen in the cluster's leader-kill test: after a nack closed the connection, the next publish on it threw
+    // "Connection closing" out of the call, or out of the resend after a reconnect as an unhandled rejection.
+    const prefix = box.prefix();
+    const storage = await openSqliteStorage(":memory:");
+    onTestFinished(() => storage.close());
+    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, itemsPerMessage: 1 });
+    onTestFinished(() => client.close());
+    const connection = await amqp.connect(AMQP_URL);
+    onTestFinished(() => connection.close());
+    const channel = await connection.createChannel();
+    const queue = `${prefix}content_add.unknown.0`;
+    await channel.assertQueue(queue, { arguments: { "x-max-length": 0, "x-overflow": "reject-publish" } });
+    await channel.bindQueue(queue, `${prefix}content`, "content_add.unknown.0");
+    // Two calls of 1 000 one-item messages: both wait for room in the confirm window when the first nack comes.
+    const calls = Array.from({ length: 2 }, () =>
+      client.contentAdd(new Map(Array.from({ length: 1_000 }, () => [inRange0(), 1n] as const))),
+    );
+    expect(await Promise.all(calls)).toEqual([false, false]);
+  }, 60_000);
 });
 
 describe("several broker addresses", () => {
