@@ -17,3 +17,20 @@ export function packageBuild(entry: Record<string, string>, overrides: UserConfi
     ...overrides,
   });
 }
+
+/**
+ * A command's own build, for a command whose start-up matters (x-guard wraps every job): its entry and all it
+ * imports, `@x/core` included, in one file whose lazy `import()`s stay lazy (modules evaluated on first use),
+ * sharing nothing with the library's build. Each module and package the ESM loader resolves at start costs
+ * time; a file loaded after the bin's `enableCompileCache()` call is compiled from Node's cache. The file goes
+ * beside the library's (no clean), with no declarations: nothing imports it but the command's bin.
+ */
+export function commandBuild(entry: Record<string, string>, overrides: UserConfig = {}) {
+  return packageBuild(entry, {
+    dts: false,
+    clean: false,
+    deps: { alwaysBundle: [/^@x\/core(\/|$)/] },
+    outputOptions: { codeSplitting: false },
+    ...overrides,
+  });
+}

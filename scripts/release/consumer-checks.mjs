@@ -117,6 +117,13 @@ export function checkPackage({ name, version, work, tools, env }) {
       const help = run(join(npmDir, "node_modules", ".bin", bin), ["--help"], { cwd: npmDir, env });
       if (!/usage/i.test(help)) throw new Error(`${bin} --help printed no usage: ${help.slice(0, 200)}`);
     }
+    // x-guard runs commands from a build of its own (cli-main.js, @x/core inside): run one through each install
+    if (name === "@x/process-guard")
+      for (const dir of [npmDir, pnpmDir])
+        run(join(dir, "node_modules", ".bin", "x-guard"), ["10", process.execPath, "-e", "0"], {
+          cwd: dir,
+          env,
+        });
   });
   check("types", () => {
     writeFileSync(

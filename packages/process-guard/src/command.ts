@@ -202,6 +202,14 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
 }
 
 /**
+ * Writes one line of x-guard's own on stderr. `process.stderr` is only read here: creating it loads Node's
+ * stream modules, which a command that reports nothing never needs before `child_process` loads them.
+ */
+function report(text: string): void {
+  process.stderr.write(`x-guard: ${text}\n`);
+}
+
+/**
  * Runs x-guard with `args` and resolves with the exit status (it does not exit the process).
  *
  * @param args - the arguments after `x-guard`
@@ -209,7 +217,6 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
  *   `handleBrokenPipes()`); default: nothing
  */
 export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling): Promise<number> {
-  const stderr = process.stderr;
   let line: GuardCommandLine;
   try {
     line = parseGuardArgs(args);
@@ -248,13 +255,13 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
     forwardSignals: true,
     onInterrupt: ({ limit, level, action, error }) => {
       const what = limit === "time" ? "time limit reached" : "memory limit exceeded";
-      stderr.write(`x-guard: ${what} (level ${level}): ${action} [${error.message}]\n`);
+      report(`${what} (level ${level}): ${action} [${error.message}]`);
     },
   });
   const { exitCode, spawnError, code, signal } = await command.finally(() => pipesBack?.());
   if (spawnError !== undefined) {
     const why = exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
-    stderr.write(`x-guard: ${file}: ${why}\n`);
+    report(`${file}: ${why}`);
     return exitCode;
   }
   if (line.preserveStatus) return code ?? signalExitCode(signal!);
