@@ -12,7 +12,7 @@ export interface LinkShape {
 
 /** A local TCP proxy to a service, whose connections a test can cut, refuse, slow down or black-hole (a real network failure). */
 export interface TcpProxy {
-  /** The target URL with its host and port replaced by the proxy's (`127.0.0.1:<port>`). */
+  /** The target URL with its host and port replaced by the proxy's (`127.0.0.1:<port>` unless `host` was given). */
   readonly url: string;
   /** The local port the proxy listens on. */
   readonly port: number;
@@ -35,10 +35,12 @@ export interface TcpProxy {
 }
 
 /**
- * Starts a proxy on a free port of 127.0.0.1 that forwards each connection to the host and port of
- * `target` (a URL such as `amqp://guest:guest@127.0.0.1:5672`; the port defaults to 5672).
+ * Starts a proxy on a free port of 127.0.0.1 (or of `options.host`, e.g. the host's end of a network
+ * namespace's link) that forwards each connection to the host and port of `target` (a URL such as
+ * `amqp://guest:guest@127.0.0.1:5672`; the port defaults to 5672).
  */
-export async function startTcpProxy(target: string): Promise<TcpProxy> {
+export async function startTcpProxy(target: string, options: { host?: string } = {}): Promise<TcpProxy> {
+  const host = options.host ?? "127.0.0.1";
   const upstream = new URL(target);
   const sockets = new Set<Socket>();
   let refusing = false;
@@ -107,10 +109,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     else connect();
   });
   let holeClosed: Array<() => void> = [];
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as { port: number };
   const url = new URL(target);
-  url.hostname = "127.0.0.1";
+  url.hostname = host;
   url.port = String(port);
   const end = (how: (socket: Socket) => void) => {
     for (const socket of sockets) how(socket);

@@ -113,28 +113,40 @@ export interface Stack {
   clients: RmqStorageClient[];
 }
 
+/** What a link fault test changes in {@link startStack}: server A's and client 0's URLs, where server A runs. */
+export interface StackLinks {
+  /** Server A's broker URLs (fault proxies, or relays into a network namespace). */
+  serverA: string[];
+  /** Client 0's broker URLs (fault proxies); default: the cluster's, as for the other clients. */
+  client0?: string[];
+  /** The command server A runs through (`ip netns exec <name>`); default: none. */
+  serverAExec?: readonly string[];
+}
+
 /**
  * Two active servers (A: ranges 0-7, B: 8-f) and a standby for each (`--standby`), all writing one SQLite
  * file, spread over the nodes (each gets every node, starting with a different one; the active servers
  * start first, so their queues' leaders are on nodes 1 and 2), then 4 clients, also spread. `links`
- * replaces the URLs of server A and of client 0 (fault proxies).
+ * changes server A and client 0 for a link fault.
  */
 export async function startStack(
   cluster: RabbitCluster,
   dir: string,
   tag: string,
-  links?: { serverA: string[]; client0: string[] },
+  links?: StackLinks,
 ): Promise<Stack> {
   const prefix = uniqueName(tag);
   const file = join(dir, `${tag}.db`);
   const storage = `sqlite:${file}`;
   const urls = (first: number) => amqpArgs(rotate(cluster.urls, first));
   const active: [ServeChild, ServeChild] = [
-    await serve("A 0-7", storage, prefix, [
-      ...(links ? amqpArgs(links.serverA) : urls(0)),
-      "--ranges",
-      "0-7",
-    ]),
+    await serve(
+      "A 0-7",
+      storage,
+      prefix,
+      [...(links ? amqpArgs(links.serverA) : urls(0)), "--ranges", "0-7"],
+      links?.serverAExec,
+    ),
     await serve("B 8-f", storage, prefix, [...urls(1), "--ranges", "8-f"]),
   ];
   const standbys: [ServeChild, ServeChild] = [
@@ -142,7 +154,7 @@ export async function startStack(
     await serve("B' 0-7", storage, prefix, [...urls(2), "--ranges", "0-7", "--standby", "60"]),
   ];
   const { clients } = await connectClients(4, prefix, file, (i) =>
-    i === 0 && links ? links.client0 : rotate(cluster.urls, i),
+    i === 0 && links?.client0 ? links.client0 : rotate(cluster.urls, i),
   );
   return { prefix, file, active, standbys, clients };
 }

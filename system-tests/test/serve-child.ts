@@ -21,17 +21,21 @@ export interface ServeChild {
 
 /**
  * Starts `x-rmq-storage serve` on quorum queues with `args` added (`--amqp …`, `--ranges …`, `--standby …`) and
- * resolves once it prints its ready line; it is killed when the test finishes.
+ * resolves once it prints its ready line; it is killed when the test finishes. `exec` runs it through a
+ * command, e.g. `ip netns exec <name>` (which `exec`s it: the child is still the server).
  */
 export async function serve(
   name: string,
   storage: string,
   prefix: string,
   args: string[],
+  exec: readonly string[] = [],
 ): Promise<ServeChild> {
+  const [program = process.execPath, ...through] = [...exec, process.execPath];
   const child = spawn(
-    process.execPath,
+    program,
     [
+      ...through,
       "--import",
       "tsx",
       "--conditions=@x/source",
