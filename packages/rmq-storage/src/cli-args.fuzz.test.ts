@@ -14,6 +14,7 @@ const flags = [
   "--storage",
   "--storage-file",
   "--max-items-per-write",
+  "--max-concurrent-writes",
   "--prefetch",
   "--processes",
   "--ranges",

@@ -135,3 +135,13 @@ function readUrlNow(source: UrlSource): string {
   if (!("url" in source)) throw new Error("expected a URL, not a file");
   return source.url;
 }
+
+describe("serve's counts", () => {
+  it("reads --max-concurrent-writes (and the other counts) as integers; the server's options refuse 0", () => {
+    const line = parseServeArgs(["--max-concurrent-writes", "2", "--max-items-per-write", "500"], env);
+    expect(line).toMatchObject({ maxConcurrentWrites: 2, maxItemsPerWrite: 500 });
+    expect(parseServeArgs([], env)).toMatchObject({ maxConcurrentWrites: undefined });
+    for (const bad of ["1.5", "two", "-1", ""])
+      expect(() => parseServeArgs(["--max-concurrent-writes", bad], env)).toThrow(UsageError);
+  });
+});

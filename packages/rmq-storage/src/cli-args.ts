@@ -127,6 +127,7 @@ export interface ServeCommandLine {
   amqp: UrlSource;
   storage: UrlSource;
   maxItemsPerWrite: number | undefined;
+  maxConcurrentWrites: number | undefined;
   prefetch: number | undefined;
   processes: number | undefined;
   ranges: string[] | undefined;
@@ -157,6 +158,7 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       storage: { type: "string" },
       "storage-file": { type: "string" },
       "max-items-per-write": { type: "string" },
+      "max-concurrent-writes": { type: "string" },
       prefetch: { type: "string" },
       processes: { type: "string" },
       ranges: { type: "string" },
@@ -208,6 +210,7 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     amqp,
     storage,
     maxItemsPerWrite: positiveInt("--max-items-per-write", values["max-items-per-write"]),
+    maxConcurrentWrites: positiveInt("--max-concurrent-writes", values["max-concurrent-writes"]),
     prefetch: positiveInt("--prefetch", values.prefetch),
     processes: positiveInt("--processes", values.processes),
     ranges,

@@ -60,6 +60,10 @@ Options:
                       most items per storage call: the messages a queue holds are
                       merged, whole, up to this many, never waiting for more
                       (default 10000; 100 was the default before)
+  --max-concurrent-writes N
+                      storage calls in flight at once (per process); a queue that
+                      waits for one gathers its messages into a larger write
+                      (default 4)
   --prefetch N        unacknowledged messages held per queue
                       (default 2 x max-items-per-write / 1000: 20)
   --ranges R          serve only these ranges (first hex digits of the ids):
@@ -147,6 +151,7 @@ async function serve(args: string[]): Promise<number> {
     storage,
     logger,
     ...defined("maxItemsPerWrite", line.maxItemsPerWrite),
+    ...defined("maxConcurrentWrites", line.maxConcurrentWrites),
     ...defined("prefetch", line.prefetch),
     ...defined("processes", line.processes),
     ...defined("ranges", line.ranges),

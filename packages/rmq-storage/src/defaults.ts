@@ -18,3 +18,10 @@ export const DEFAULT_MAX_ITEMS_PER_WRITE = 10_000;
  */
 export const defaultPrefetch = (maxItemsPerWrite: number): number =>
   Math.min(65_535, 2 * Math.ceil(maxItemsPerWrite / DEFAULT_ITEMS_PER_MESSAGE));
+
+/**
+ * The server's default `maxConcurrentWrites`: storage calls in flight at once across its queues. A queue
+ * waiting for a slot gathers its deliveries into one larger write, so that a storage that cannot keep up
+ * commits fewer, larger transactions; an idle one still writes each delivery at once.
+ */
+export const DEFAULT_MAX_CONCURRENT_WRITES = 4;

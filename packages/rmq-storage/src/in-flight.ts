@@ -1,9 +1,13 @@
 /**
- * The bound on what a client holds for its writes: the items of the messages it has formed whose calls the
- * server has not answered yet (published, or waiting to be republished after a reconnect). A write forms
- * its messages lazily and takes room here for each one before publishing it, so a call of any size holds
- * at most {@link InFlightWindow.limit} items' references at a time, and the broker never holds more of a
- * client's unanswered work than that either.
+ * A counting window: room for {@link InFlightWindow.limit} units, taken and given back, with waiters woken in
+ * order.
+ *
+ * The client bounds with one what it holds for its writes: the items of the messages it has formed whose
+ * calls the server has not answered yet (published, or waiting to be republished after a reconnect). A write
+ * forms its messages lazily and takes room here for each one before publishing it, so a call of any size
+ * holds at most `limit` items' references at a time, and the broker never holds more of a client's unanswered
+ * work than that either. The server bounds with one its storage calls in flight (`maxConcurrentWrites`, one
+ * unit per call).
  */
 export class InFlightWindow {
   /** Most items held at once; a single message larger than this still goes, alone. */

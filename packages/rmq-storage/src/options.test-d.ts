@@ -28,6 +28,7 @@ describe("option names and units", () => {
       | "url"
       | "storage"
       | "maxItemsPerWrite"
+      | "maxConcurrentWrites"
       | "prefetch"
       | "processes"
       | "connectTimeoutMs"

@@ -24,6 +24,7 @@ export interface ChildOptions {
   url: string | string[];
   storage: string;
   maxItemsPerWrite: number;
+  maxConcurrentWrites: number;
   prefetch: number;
   connectTimeoutMs: number;
   heartbeatMs: number;

@@ -1,6 +1,7 @@
 import { Backoff, type Logger, sleep } from "@x/core";
 import type { Channel, ConsumeMessage } from "amqplib";
 import { bytesKey } from "./bytes.js";
+import type { InFlightWindow } from "./in-flight.js";
 import { resolveDates, resolveDirectory, resolveRelation, resolveRevision } from "./resolve.js";
 import type { Item, QueueSpec } from "./routing.js";
 import type { Path, ProvenanceStorage, RelationType, Sha1, Timestamp } from "./types.js";
@@ -22,6 +23,11 @@ export interface ServerEvents {
 export interface WorkerContext {
   storage: ProvenanceStorage;
   maxItemsPerWrite: number;
+  /**
+   * The server's storage calls in flight, one unit each, shared by its queues (`maxConcurrentWrites`): a
+   * queue takes its unit before it forms a batch and gives it back once the storage call is over.
+   */
+  writes: InFlightWindow;
   logger: Logger;
   emit: <K extends keyof ServerEvents>(event: K, ...payload: ServerEvents[K]) => void;
   /** Whether acknowledgements may still go out on this channel. */
@@ -42,8 +48,9 @@ const storageBackoff = () => new Backoff({ initialMs: 100, factor: 2, maxMs: 10_
 
 /**
  * Serves one queue: validates each delivery on arrival (invalid ones are answered and dead-lettered),
- * writes whole messages in batches of at most `maxItemsPerWrite` items strictly one after another, and only after
- * the commit publishes the replies and acknowledges; on a storage failure it requeues the batch after a backoff.
+ * writes whole messages in batches of at most `maxItemsPerWrite` items strictly one after another, each when
+ * one of the server's write slots is free, and only after the commit publishes the replies and acknowledges;
+ * on a storage failure it requeues the batch after a backoff.
  */
 export class QueueWorker {
   readonly #spec: QueueSpec;
@@ -106,6 +113,7 @@ export class QueueWorker {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#retry.abort();
+    this.#ctx.writes.wake(); // a loop waiting for a write slot looks again, and ends
     await this.#running;
     for (const delivery of this.#pending)
       if (this.#ctx.isOpen(delivery.channel)) delivery.channel.nack(delivery.message, false, true);
@@ -114,6 +122,13 @@ export class QueueWorker {
 
   async #loop(): Promise<void> {
     while (this.#pending.length > 0 && !this.#stopping) {
+      // While every write slot is busy, deliveries keep gathering here: a busy storage gets fewer, larger
+      // writes (fewer commits), and an idle one still gets each delivery at once.
+      if (!(await this.#ctx.writes.acquire(1, () => this.#stopping))) return;
+      if (this.#pending.length === 0) {
+        this.#ctx.writes.release(1); // its channel closed meanwhile (forget)
+        continue;
+      }
       let items = (this.#pending[0] as Delivery).items.length;
       let count = 1;
       while (count < this.#pending.length) {
@@ -135,6 +150,8 @@ export class QueueWorker {
         failure = new Error("storage write resolved false");
     } catch (error) {
       failure = error;
+    } finally {
+      this.#ctx.writes.release(1); // the slot #loop took: replies, acks and a retry's backoff hold none
     }
     const live = batch.filter((delivery) => this.#ctx.isOpen(delivery.channel));
     if (failure === undefined) {

@@ -14,8 +14,9 @@ import {
 import type { Channel, ChannelModel } from "amqplib";
 import { declareTopology, type QueueKind, type Topology, topology } from "./amqp.js";
 import { connectBroker, reconnectBackoff, redactUrls, urlList } from "./connect.js";
-import { DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
+import { DEFAULT_MAX_CONCURRENT_WRITES, DEFAULT_MAX_ITEMS_PER_WRITE, defaultPrefetch } from "./defaults.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
+import { InFlightWindow } from "./in-flight.js";
 import { type ManagementApi, managementApi, managementBase } from "./management.js";
 import { brokerOptions, intIn, renamedOption } from "./option-schemas.js";
 import { type ProcessGroup, startProcessGroup } from "./process-group.js";
@@ -62,6 +63,15 @@ export interface RmqStorageServerOptions {
    * client's `itemsPerMessage` sets how many items each message carries.
    */
   maxItemsPerWrite?: number;
+  /**
+   * Storage calls in flight at once, across all the queues this server (each of its processes) serves. A
+   * queue whose next write finds every slot busy goes on gathering deliveries (up to `maxItemsPerWrite`
+   * items and its `prefetch`) and writes them together once a slot frees: a storage that cannot keep up
+   * gets fewer, larger transactions, and one that can still gets each delivery at once. Raise it for a
+   * PostgreSQL server with many cores (its pool has 10 connections); SQLite has one writer anyway. Integer
+   * 1…1 000. Default 4.
+   */
+  maxConcurrentWrites?: number;
   /**
    * Unacknowledged messages the server holds per queue. Integer 1…65 535. Default: room for two full writes
    * of 1 000-item messages, 2 × ⌈`maxItemsPerWrite` / 1 000⌉ (20 with the default `maxItemsPerWrite`).
@@ -137,6 +147,7 @@ const optionsSchema = v
     ),
     maxItemsPerWrite: intIn("number of items", 1, MAX_ITEMS).default(DEFAULT_MAX_ITEMS_PER_WRITE),
     batchSize: renamedOption("maxItemsPerWrite"),
+    maxConcurrentWrites: intIn("number of writes", 1, 1_000).default(DEFAULT_MAX_CONCURRENT_WRITES),
     prefetch: intIn("number of messages", 1, 65_535).optional(),
     processes: intIn("number of processes", 1, 16).default(1),
     ranges: v
@@ -335,12 +346,14 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
       throw XError.is(error) ? error : backendError("the storage factory failed", error);
     }
     const queues = this.#servedQueues();
+    const writes = new InFlightWindow(this.#options.maxConcurrentWrites);
     for (const [queue, spec] of queues)
       this.#workers.set(
         spec.name,
         new QueueWorker(spec, queue, {
           storage: this.#storage,
           maxItemsPerWrite: this.#options.maxItemsPerWrite,
+          writes,
           logger,
           emit: (event, ...payload) =>
             (this.emit as (e: string, ...p: unknown[]) => boolean)(event, ...payload),

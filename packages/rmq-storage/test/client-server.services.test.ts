@@ -77,10 +77,34 @@ async function fakeServer(prefix: string) {
   };
 }
 
+/**
+ * A storage factory for `file` whose `contentAdd` takes `delayMs` longer; `track(+1)` when a call starts,
+ * `track(-1)` when its delay is over.
+ */
+function slowContentAdd(file: string, delayMs: number, track: (delta: number) => void = () => {}) {
+  return async () => {
+    const inner = await openSqliteStorage(file);
+    return new Proxy(inner, {
+      get: (target, key) => {
+        if (key === "contentAdd")
+          return async (m: Map<Sha1, bigint>) => {
+            track(1);
+            await new Promise((r) => setTimeout(r, delayMs));
+            track(-1);
+            return target.contentAdd(m);
+          };
+        const value = Reflect.get(target, key);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  };
+}
+
 async function realStack(
   options: {
     file?: string;
     maxItemsPerWrite?: number;
+    maxConcurrentWrites?: number;
     itemsPerMessage?: number;
     storage?: () => Promise<ProvenanceStorage>;
   } = {},
@@ -91,6 +115,7 @@ async function realStack(
     storage: options.storage ?? (() => openSqliteStorage(file)),
     prefix,
     ...(options.maxItemsPerWrite ? { maxItemsPerWrite: options.maxItemsPerWrite } : {}),
+    ...(options.maxConcurrentWrites ? { maxConcurrentWrites: options.maxConcurrentWrites } : {}),
   });
   const local = await reader(file);
   const client = await RmqStorageClient.connect({
@@ -178,6 +203,8 @@ describe("options", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ storage, maxItemsPerWrite: 100_001 }, "maxItemsPerWrite"],
       [{ storage, batchSize: 100 }, "this option is now maxItemsPerWrite"],
+      [{ storage, maxConcurrentWrites: 0 }, "maxConcurrentWrites"],
+      [{ storage, maxConcurrentWrites: 1.5 }, "maxConcurrentWrites"],
       [{ storage, prefetch: 0 }, "prefetch"],
       [{ storage, prefetch: 65_536 }, "prefetch"],
       [{ storage, heartbeat: 10 }, "heartbeat"],
@@ -586,6 +613,35 @@ describe("server", () => {
     await stack.close();
   });
 
+  it("keeps at most maxConcurrentWrites storage calls in flight; a queue waiting for one gathers a larger write", async () => {
+    for (const slots of [1, 2]) {
+      const file = box.file();
+      let inFlight = 0;
+      let most = 0;
+      const slow = slowContentAdd(file, 250, (delta) => {
+        inFlight += delta;
+        most = Math.max(most, inFlight);
+      });
+      const stack = await realStack({
+        file,
+        storage: slow,
+        maxConcurrentWrites: slots,
+        itemsPerMessage: 100, // 5 messages per queue, within the default prefetch (20)
+      });
+      const batches: Array<{ queue: string; messages: number }> = [];
+      stack.server.on("batch", (b) => batches.push(b));
+      // Four queues, five messages each, all published before the first write ends.
+      const ids = ["1", "2", "3", "4"].flatMap((range) => Array.from({ length: 500 }, () => idIn(range)));
+      expect(await stack.client.contentAdd(new Map(ids.map((id) => [id, 1n])))).toBe(true);
+      expect(most).toBe(slots);
+      expect(batches.reduce((n, b) => n + b.messages, 0)).toBe(20);
+      // The queues that waited for a slot wrote their five messages in one write.
+      expect(batches.filter((b) => b.messages === 5).length).toBeGreaterThanOrEqual(4 - slots);
+      expect((await stack.local.contentGet(ids)).size).toBe(2_000);
+      await stack.close();
+    }
+  });
+
   it("requeues a batch after a storage failure, with backoff, until it is written", async () => {
     const file = box.file();
     let failures = 2;
@@ -616,20 +672,7 @@ describe("server", () => {
 
   it("stops gracefully: finishes the batch in flight, returns the rest to the queue for the next server", async () => {
     const file = box.file();
-    const slow = async () => {
-      const inner = await openSqliteStorage(file);
-      return new Proxy(inner, {
-        get: (target, key) => {
-          if (key === "contentAdd")
-            return async (m: Map<Sha1, bigint>) => {
-              await new Promise((r) => setTimeout(r, 200));
-              return target.contentAdd(m);
-            };
-          const value = Reflect.get(target, key);
-          return typeof value === "function" ? value.bind(target) : value;
-        },
-      });
-    };
+    const slow = slowContentAdd(file, 200);
     const stack = await realStack({ file, storage: slow, maxItemsPerWrite: 100, itemsPerMessage: 100 });
     const batches: number[] = [];
     stack.server.on("batch", (b) => batches.push(b.items));
