@@ -11,6 +11,7 @@ import {
   openSqliteStorage,
   type ProvenanceStorage,
   RmqStorageClient,
+  type RmqStorageClientOptions,
   RmqStorageServer,
   type RmqStorageServerOptions,
 } from "../src/index.js";
@@ -146,20 +147,28 @@ describe("quorum queues", () => {
   });
 });
 
+/**
+ * A client on a fresh prefix whose range-0 content queue takes nothing and refuses publishes: the broker
+ * nacks every message routed to it. Everything is closed when the test finishes.
+ */
+async function clientOnRefusingQueue(options: Partial<RmqStorageClientOptions> = {}) {
+  const prefix = box.prefix();
+  const storage = await openSqliteStorage(":memory:");
+  onTestFinished(() => storage.close());
+  const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, ...options });
+  onTestFinished(() => client.close());
+  const connection = await amqp.connect(AMQP_URL);
+  onTestFinished(() => connection.close());
+  const channel = await connection.createChannel();
+  const queue = `${prefix}content_add.unknown.0`;
+  await channel.assertQueue(queue, { arguments: { "x-max-length": 0, "x-overflow": "reject-publish" } });
+  await channel.bindQueue(queue, `${prefix}content`, "content_add.unknown.0");
+  return client;
+}
+
 describe("a broker that refuses a publish", () => {
   it("resolves the call false and moves the client to a fresh connection", async () => {
-    const prefix = box.prefix();
-    const storage = await openSqliteStorage(":memory:");
-    onTestFinished(() => storage.close());
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix });
-    onTestFinished(() => client.close());
-    // A queue that takes nothing and refuses publishes: the broker nacks every message routed to it.
-    const connection = await amqp.connect(AMQP_URL);
-    onTestFinished(() => connection.close());
-    const channel = await connection.createChannel();
-    const queue = `${prefix}content_add.unknown.0`;
-    await channel.assertQueue(queue, { arguments: { "x-max-length": 0, "x-overflow": "reject-publish" } });
-    await channel.bindQueue(queue, `${prefix}content`, "content_add.unknown.0");
+    const client = await clientOnRefusingQueue();
     const reconnects: number[] = [];
     client.on("reconnect", ({ attempt }) => reconnects.push(attempt));
     const started = performance.now();
@@ -171,17 +180,7 @@ describe("a broker that refuses a publish", () => {
   it("resolves every concurrent call false, none rejects, while the nacked connection is closing", async () => {
     // Seen in the cluster's leader-kill test: after a nack closed the connection, the next publish on it threw
     // "Connection closing" out of the call, or out of the resend after a reconnect as an unhandled rejection.
-    const prefix = box.prefix();
-    const storage = await openSqliteStorage(":memory:");
-    onTestFinished(() => storage.close());
-    const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, itemsPerMessage: 1 });
-    onTestFinished(() => client.close());
-    const connection = await amqp.connect(AMQP_URL);
-    onTestFinished(() => connection.close());
-    const channel = await connection.createChannel();
-    const queue = `${prefix}content_add.unknown.0`;
-    await channel.assertQueue(queue, { arguments: { "x-max-length": 0, "x-overflow": "reject-publish" } });
-    await channel.bindQueue(queue, `${prefix}content`, "content_add.unknown.0");
+    const client = await clientOnRefusingQueue({ itemsPerMessage: 1 });
     // Two calls of 1 000 one-item messages: both wait for room in the confirm window when the first nack comes.
     const calls = Array.from({ length: 2 }, () =>
       client.contentAdd(new Map(Array.from({ length: 1_000 }, () => [inRange0(), 1n] as const))),
