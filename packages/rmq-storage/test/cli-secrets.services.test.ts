@@ -176,6 +176,9 @@ describe("x-rmq-storage stats and the management API", () => {
     });
     onTestFinished(() => server.stop());
     const queue = `${prefix}content_add.unknown.0`;
+    const named = new RegExp(`^x-rmq-storage \\S+ pid ${process.pid} ranges 0-f$`);
+    // The management API lists a consumer before its connection's chosen name: until then `stats` names the
+    // active consumer by its tag. Wait for the connection's name.
     const row = await waitFor(
       async () => {
         const { stdout } = await runCli(["stats", "--prefix", prefix, "--json"], cliEnv({ AMQP_URL }));
@@ -184,13 +187,13 @@ describe("x-rmq-storage stats and the management API", () => {
           .split("\n")
           .map((line) => JSON.parse(line) as { queue: string; active: string | null; unacked: number | null })
           .find((entry) => entry.queue === queue);
-        return found?.active ? found : undefined;
+        return found?.active && named.test(found.active) ? found : undefined;
       },
       60_000,
-      "the management API to list the consumer",
+      "the management API to list the consumer, named by its connection",
     );
     expect(row).toMatchObject({ unacked: 0, consumers: 1 });
-    expect(row.active).toMatch(new RegExp(`^x-rmq-storage \\S+ pid ${process.pid} ranges 0-f$`));
+    expect(row.active).toMatch(named);
   }, 120_000);
 
   // No TLS-enabled broker runs here: socat terminates TLS in front of the real broker (amqps://), and a
