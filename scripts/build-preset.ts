@@ -20,17 +20,19 @@ export function packageBuild(entry: Record<string, string>, overrides: UserConfi
 
 /**
  * A command's own build, for a command whose start-up matters (x-guard wraps every job): its entry and all it
- * imports, `@x/core` included, in one file whose lazy `import()`s stay lazy (modules evaluated on first use),
- * sharing nothing with the library's build. Each module and package the ESM loader resolves at start costs
- * time; a file loaded after the bin's `enableCompileCache()` call is compiled from Node's cache. The file goes
- * beside the library's (no clean), with no declarations: nothing imports it but the command's bin.
+ * imports, `@x/core` included, in one CommonJS file (`<entry>.cjs`) whose lazy `import()`s stay lazy (modules
+ * evaluated on first use), sharing nothing with the library's build. The command's bin runs it as a script
+ * through a code cache that keeps what a run compiled (process-guard's `src/code-cache.ts`), which an ES module
+ * cannot have; its comments are left out, as the less source there is to read the sooner it starts. The file
+ * goes beside the library's (no clean), with no declarations: nothing imports it but the command's bin.
  */
 export function commandBuild(entry: Record<string, string>, overrides: UserConfig = {}) {
   return packageBuild(entry, {
     dts: false,
     clean: false,
+    format: "cjs",
     deps: { alwaysBundle: [/^@x\/core(\/|$)/] },
-    outputOptions: { codeSplitting: false },
+    outputOptions: { codeSplitting: false, comments: false },
     ...overrides,
   });
 }

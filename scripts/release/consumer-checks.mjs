@@ -117,13 +117,21 @@ export function checkPackage({ name, version, work, tools, env }) {
       const help = run(join(npmDir, "node_modules", ".bin", bin), ["--help"], { cwd: npmDir, env });
       if (!/usage/i.test(help)) throw new Error(`${bin} --help printed no usage: ${help.slice(0, 200)}`);
     }
-    // x-guard runs commands from a build of its own (cli-main.js, @x/core inside): run one through each install
+    // x-guard runs commands from a build of its own (cli-main.cjs, @x/core inside) through a code cache it
+    // saves after the first command: run two through each install, the second from the cache
     if (name === "@x/process-guard")
-      for (const dir of [npmDir, pnpmDir])
-        run(join(dir, "node_modules", ".bin", "x-guard"), ["10", process.execPath, "-e", "0"], {
-          cwd: dir,
-          env,
-        });
+      for (const dir of [npmDir, pnpmDir]) {
+        const cacheEnv = { ...env, NODE_COMPILE_CACHE: join(dir, "compile-cache") };
+        for (let i = 0; i < 2; i++)
+          run(join(dir, "node_modules", ".bin", "x-guard"), ["10", process.execPath, "-e", "0"], {
+            cwd: dir,
+            env: cacheEnv,
+          });
+        const saved = readdirSync(cacheEnv.NODE_COMPILE_CACHE, { recursive: true }).filter((file) =>
+          String(file).endsWith(".v8-code-cache"),
+        );
+        if (saved.length !== 1) throw new Error(`x-guard saved ${saved.length} code caches, expected 1`);
+      }
   });
   check("types", () => {
     writeFileSync(

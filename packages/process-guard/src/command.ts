@@ -215,8 +215,13 @@ function report(text: string): void {
  * @param args - the arguments after `x-guard`
  * @param pipes - what to do while the command runs about our stdout and stderr breaking (the bin passes
  *   `handleBrokenPipes()`); default: nothing
+ * @param onCommand - called when the command line is valid and a command is about to run
  */
-export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling): Promise<number> {
+export async function runGuardCommand(
+  args: string[],
+  pipes?: BrokenPipeHandling,
+  onCommand?: () => void,
+): Promise<number> {
   let line: GuardCommandLine;
   try {
     line = parseGuardArgs(args);
@@ -237,6 +242,7 @@ export async function runGuardCommand(args: string[], pipes?: BrokenPipeHandling
   const answered = cli.answer(line, usage);
   if (answered !== undefined) return answered;
 
+  onCommand?.();
   // Loaded only now: --help, --version and usage errors answer without it.
   const { runGuardedCommand } = await import("./guarded-command.js");
   const [file, ...rest] = line.command as [string, ...string[]];
