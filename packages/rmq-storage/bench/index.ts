@@ -237,7 +237,7 @@ async function oneCallRss(prefix: string, spec: string, nodeOptions: string, cou
   });
   const [code] = await once(child, "exit");
   if (code !== 0) throw new Error(`the one-call client exited ${code}`);
-  return JSON.parse(output) as Record<string, number | boolean>;
+  return JSON.parse(output) as Record<string, number | boolean | Record<string, number>>;
 }
 
 /** Reads every item of `calls` back from `storage` and throws unless each one is stored with its date. */
@@ -368,6 +368,8 @@ try {
           clientOverheadMB: (run.peakRssMB as number) - (run.beforeCallRssMB as number),
           baselineRssMB: run.emptyRssMB,
           baselineName: "the same process before the client and the caller's Map exist",
+          beforeCall: run.beforeCall,
+          atPeak: run.atPeak,
           targetRssMB: 300,
           itemsPerMessage,
         });
@@ -497,6 +499,8 @@ try {
           peakRssMB: one.peakRssMB,
           rssBeforeCallMB: one.beforeCallRssMB,
           baselineRssMB: one.emptyRssMB,
+          beforeCall: one.beforeCall,
+          atPeak: one.atPeak,
         });
       } finally {
         server.child.kill("SIGTERM");
