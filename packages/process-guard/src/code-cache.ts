@@ -61,8 +61,8 @@ function readOwnFile(path: string): Buffer | undefined {
  * never half of one), then removes the caches of earlier builds of the same file (`prefix`).
  */
 function writeCache(dir: string, name: string, prefix: string, data: Buffer): void {
+  const temporary = join(dir, `${name}.${process.pid}.tmp`);
   try {
-    const temporary = join(dir, `${name}.${process.pid}.tmp`);
     fs.writeFileSync(temporary, data, { mode: 0o600 });
     fs.renameSync(temporary, join(dir, name));
     for (const other of fs.readdirSync(dir)) {
@@ -71,7 +71,12 @@ function writeCache(dir: string, name: string, prefix: string, data: Buffer): vo
       }
     }
   } catch {
-    // a cache that cannot be written only stays off
+    // a cache that cannot be written only stays off, and leaves no half-written file behind
+    try {
+      fs.rmSync(temporary, { force: true });
+    } catch {
+      // nothing was written there either
+    }
   }
 }
 

@@ -173,6 +173,16 @@ describe("loadWithCodeCache", () => {
     expect(() => missing.saveCache()).not.toThrow();
   });
 
+  it("leaves no temporary file behind when the cache cannot take its place", () => {
+    const first = load();
+    first.saveCache();
+    const [name] = caches();
+    rmSync(join(cacheDir, name!));
+    mkdirSync(join(cacheDir, name!)); // a directory where the cache goes: the rename fails
+    expect(() => load().saveCache()).not.toThrow();
+    expect(readdirSync(cacheDir).filter((entry) => entry.endsWith(".tmp"))).toEqual([]);
+  });
+
   it("throws what reading the file throws", () => {
     expect(() => loadWithCodeCache(join(dir, "missing.cjs"), cacheDir)).toThrow(/ENOENT/);
   });
