@@ -52,7 +52,10 @@ describe("serve --http: the page and /queue.json", () => {
     const first = (await exchange(p.socket, "READY\n")).split(" ")[1]!;
     await exchange(p.socket, `DONE ${first} 3\n`);
     const view = await json(`${base}/queue.json`);
-    const log = readDb(p.db, (db) => db.prepare("SELECT * FROM log ORDER BY attr_path").all()) as Array<{
+    // in the page's order (running: oldest first): two jobs can start in different seconds
+    const log = readDb(p.db, (db) =>
+      db.prepare("SELECT * FROM log ORDER BY started, attr_path").all(),
+    ) as Array<{
       attr_path: string;
       started: number;
       finished: number | null;
