@@ -27,7 +27,7 @@ export function brokerUrls(text: string): string | string[] {
 export const urlList = (url: string | readonly string[]): readonly string[] =>
   typeof url === "string" ? [url] : url;
 
-/** `url`, one or several, with each password shown as `***`. */
+/** `url`, one or several, with each secret (password, secret query parameters) shown as `***`. */
 export const redactUrls = (url: string | readonly string[]): string | string[] =>
   typeof url === "string" ? redactUrl(url) : url.map((one) => redactUrl(one));
 

@@ -198,19 +198,19 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   /** Counts lost connections: each reconnect starts with the next broker address. */
   #turn = 0;
 
-  /** `RmqStorageClient { url, prefix }`, the URL's password shown as `***`. */
+  /** `RmqStorageClient { url, prefix }`, the URL's secrets shown as `***` (see "Redaction" in the README). */
   [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
     return inspectAs("RmqStorageClient", this.toJSON(), depth, options, insp);
   }
 
-  /** What `JSON.stringify` shows: the URL with its password as `***`, and the prefix. */
+  /** What `JSON.stringify` shows: the URL with its secrets as `***`, and the prefix. */
   toJSON(): { url: string | string[]; prefix: string } {
     const { url, prefix } = this.#options;
     return { url: redactUrls(url), prefix };
   }
 
   /**
-   * What `String()` shows: `RmqStorageClient amqp://user:***@host/`, the URL's password as `***` (several URLs
+   * What `String()` shows: `RmqStorageClient amqp://user:***@host/`, its secrets as `***` (several URLs
    * separated by spaces).
    */
   override toString(): string {

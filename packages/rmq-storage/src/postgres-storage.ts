@@ -152,7 +152,7 @@ async function transaction(pool: pg.Pool, statements: Array<[string, unknown[]]>
 export class PostgresStorage extends BaseStorage {
   readonly #pool: pg.Pool;
   readonly #s: string;
-  /** The connection string with its password as `***`. */
+  /** The connection string with its secrets (password, `?password=`, `?sslpassword=`…) as `***`. */
   readonly #shown: string;
 
   /** The implementation of {@link openPostgresStorage}, which is how to open one. */
@@ -185,17 +185,17 @@ export class PostgresStorage extends BaseStorage {
     return new PostgresStorage(pool, parsed.schema, parsed.logger, redactUrl(connectionString));
   }
 
-  /** `PostgresStorage { url, schema }`, the URL's password shown as `***`. */
+  /** `PostgresStorage { url, schema }`, the URL's secrets shown as `***` (see "Redaction" in the README). */
   [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
     return inspectAs("PostgresStorage", this.toJSON(), depth, options, insp);
   }
 
-  /** What `JSON.stringify` shows: the URL with its password as `***`, and the schema. */
+  /** What `JSON.stringify` shows: the URL with its secrets as `***`, and the schema. */
   toJSON(): { url: string; schema: string } {
     return { url: this.#shown, schema: this.#s };
   }
 
-  /** What `String()` shows: `PostgresStorage postgres://user:***@host/db`, the password as `***`. */
+  /** What `String()` shows: `PostgresStorage postgres://user:***@host/db`, its secrets as `***`. */
   override toString(): string {
     return `PostgresStorage ${this.#shown}`;
   }

@@ -221,7 +221,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     return inspectAs("RmqStorageServer", this.toJSON(), depth, options, insp);
   }
 
-  /** What `JSON.stringify` shows: the URL and the storage with their passwords as `***`. */
+  /** What `JSON.stringify` shows: the URL and the storage with their secrets as `***`. */
   toJSON(): { url: string | string[]; storage: string; prefix: string; ranges: string; processes: number } {
     const { url, storage, prefix, ranges, processes } = this.#options;
     return {
@@ -233,7 +233,7 @@ export class RmqStorageServer extends EventEmitter<ServerEvents> {
     };
   }
 
-  /** What `String()` shows: `RmqStorageServer <broker URL> <storage>`, the passwords as `***`. */
+  /** What `String()` shows: `RmqStorageServer <broker URL> <storage>`, the secrets as `***`. */
   override toString(): string {
     const { url, storage } = this.toJSON();
     return `RmqStorageServer ${[url].flat().join(" ")} ${storage}`;

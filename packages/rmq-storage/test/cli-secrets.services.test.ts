@@ -146,6 +146,26 @@ describe("x-rmq-storage keeps passwords off the command line", () => {
     expect(server.stderr()).not.toContain(pgSecret);
   }, 120_000);
 
+  it("serve's start line and logs hide ?password= and ?sslpassword= of the storage URL", async () => {
+    const prefix = box.prefix();
+    const schema = uniqueName("clisecrets");
+    schemas.push(schema);
+    // PostgreSQL trusts local connections: the server ignores these passwords, which must never show.
+    const [querySecret, keySecret] = [`${pgSecret}-query`, `${pgSecret}-key`];
+    const pg = new URL(PG_URL);
+    pg.search = `?schema=${schema}&password=${querySecret}&sslpassword=${keySecret}`;
+    const server = await spawnServer(["--storage", pg.toString(), "--prefix", prefix], {
+      env: cliEnv({ AMQP_URL: secretUrl }),
+    });
+    track(server.child);
+    server.child.kill("SIGTERM");
+    await once(server.child, "exit");
+    expect(server.child.exitCode).toBe(0);
+    const output = `${server.stdout()}${server.stderr()}`;
+    expect(server.stderr()).toMatch(/starting .*storage=\S*\?schema=\S+&password=\*\*\*&sslpassword=\*\*\*/);
+    for (const hidden of [querySecret, keySecret, pgSecret, secret]) expect(output).not.toContain(hidden);
+  }, 120_000);
+
   it("serve, stats and teardown read --amqp-file, and refuse one every user may read (exit 78)", async () => {
     const prefix = box.prefix();
     const file = secretFile(secretUrl);

@@ -30,12 +30,18 @@ const box = sandbox("secrets");
 const user = uniqueName("secrets");
 const amqpSecret = `Amqp-${randomBytes(6).toString("hex")}-pw`;
 const pgSecret = `Pg-${randomBytes(6).toString("hex")}-pw`;
+// libpq's other places for secrets, which pg reads too: `?password=` (it wins over the user information's)
+// and `?sslpassword=` (the client key's passphrase).
+const pgQuerySecret = `PgQuery-${randomBytes(6).toString("hex")}-pw`;
+const pgKeySecret = `PgKey-${randomBytes(6).toString("hex")}-pw`;
 const broker = new URL(AMQP_URL);
 const url = `amqp://${user}:${amqpSecret}@${broker.host}/`;
 const pgUrl = (schema: string) => {
   const parsed = new URL(PG_URL);
   parsed.password = pgSecret;
   parsed.searchParams.set("schema", schema);
+  parsed.searchParams.set("password", pgQuerySecret);
+  parsed.searchParams.set("sslpassword", pgKeySecret);
   return parsed.toString();
 };
 const schemas: string[] = [];
@@ -77,7 +83,7 @@ function renderings(value: unknown): string[] {
 function expectNoSecret(what: string, value: unknown): void {
   for (const text of renderings(value)) {
     expect(text, what).not.toContain(amqpSecret);
-    expect(text, what).not.toContain(pgSecret);
+    for (const secret of [pgSecret, pgQuerySecret, pgKeySecret]) expect(text, what).not.toContain(secret);
   }
 }
 
@@ -153,6 +159,7 @@ describe("credentials never show", () => {
       expect(String(value)).toMatch(new RegExp(`^RmqStorage(Client|Server) amqp://${user}:\\*\\*\\*@`));
     }
     expect(JSON.stringify(server)).toContain("postgres:***@");
+    expect(JSON.stringify(server)).toContain("password=***&sslpassword=***");
     expect(String(server)).toMatch(/ postgres:\/\/[^:/]+:\*\*\*@/);
     expectNoSecret("an object holding both", { client, server });
     expect(events.length).toBeGreaterThan(2);
@@ -170,9 +177,12 @@ describe("credentials never show", () => {
     onTestFinished(() => storage.close());
     expectNoSecret("PostgresStorage", storage);
     expect(inspect(storage)).toContain(":***@");
-    expect(String(storage)).toMatch(/^PostgresStorage postgres:\/\/[^:/]+:\*\*\*@/);
+    expect(inspect(storage)).toContain("?password=***&sslpassword=***");
+    expect(String(storage)).toMatch(
+      /^PostgresStorage postgres:\/\/[^:/]+:\*\*\*@[^?]+\?password=\*\*\*&sslpassword=\*\*\*$/,
+    );
     expect(JSON.parse(JSON.stringify(storage))).toEqual({
-      url: expect.stringContaining(":***@"),
+      url: expect.stringMatching(/:\*\*\*@.*\?password=\*\*\*&sslpassword=\*\*\*$/),
       schema,
     });
     const opened = await openStorage(pgUrl(schema));
@@ -203,6 +213,19 @@ describe("credentials never show", () => {
       await rejection(RmqStorageServer.start({ url: AMQP_URL, storage: `mysql://u:${pgSecret}@db/x` })),
       await rejection(openStorage(`mysql://u:${pgSecret}@db/x`)),
       await rejection(openPostgresStorage(`mysql://u:${pgSecret}@db/x`)),
+      await rejection(openStorage(`mysql://db/x?password=${pgQuerySecret}&sslpassword=${pgKeySecret}`)),
+      // A libpq keyword=value string is not a URL this package opens: refused, its password hidden.
+      await rejection(
+        openPostgresStorage(`host=127.0.0.1 password='${pgQuerySecret}' sslpassword=${pgKeySecret}`),
+      ),
+      await rejection(
+        openPostgresStorage(
+          `postgres://postgres@127.0.0.1:1/x?password=${pgQuerySecret}&sslpassword=${pgKeySecret}`,
+          {
+            connectTimeoutMs: 2_000,
+          },
+        ),
+      ),
       await rejection(
         openPostgresStorage(`postgres://postgres:${pgSecret}@127.0.0.1:1/x`, { connectTimeoutMs: 2_000 }),
       ),
