@@ -1,7 +1,7 @@
 import type { Logger } from "@x/core";
 import { loggerOption, MAX_DURATION_MS, optionError, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "./errors.js";
-import { redactedMark } from "./redact.js";
+import { redactUrl } from "./redact.js";
 
 /** The `fetch` the binding calls, once per HTTP attempt. */
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -136,7 +136,7 @@ export function parseCatalogOptions(input: unknown): ParsedCatalogOptions {
     throw optionError(
       ErrorCode.INVALID_OPTION,
       "server",
-      `${redactedMark}@${server.slice(server.lastIndexOf("@") + 1)}`,
+      redactUrl(server),
       "a host or host:port without user information; pass secrets as credentials",
       PollingCatalogError,
     );

@@ -56,11 +56,24 @@ describe("no credential is printed", () => {
     expect(inspect(catalog, { depth: 0 })).toContain("PollingErmrestCatalog");
   });
 
+  it("by a PollingErmrestCatalog whose amqpServer carries secret query parameters", () => {
+    const catalog = new PollingErmrestCatalog({
+      server: "ermrest.example.org",
+      catalogId: 1,
+      amqpServer: `amqps://agent@broker.example.org/vh?auth_token=${secrets.amqpPassword}&channel_max=9`,
+    });
+    expectNoSecret(catalog);
+    expect(catalog.amqpUrl).toBe(
+      "amqps://agent@broker.example.org/vh?auth_token=***&channel_max=9&heartbeat=60",
+    );
+  });
+
   it("by the option errors of a bad amqpServer or a server with user information", () => {
     for (const amqpServer of [
       `amqp://agent:${secrets.amqpPassword}@[broken`,
       `http://agent:${secrets.amqpPassword}@broker`,
       `agent:${secrets.amqpPassword}@[broken`,
+      `http://broker/?password=${secrets.amqpPassword}`,
     ]) {
       const error = thrown(() => new PollingErmrestCatalog({ server: "h", catalogId: 1, amqpServer }));
       expect(XError.is(error, "ERR_X_POLLING_CATALOG_INVALID_OPTION")).toBe(true);
