@@ -35,6 +35,17 @@ export { isLogger, loggerOption } from "./logger-option.js";
 export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
 export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";
 export {
+  type AtomicContent,
+  type AtomicWriteOptions,
+  type CacheDirectoryOptions,
+  checkPrivateDirectory,
+  chooseCacheDirectory,
+  createFileExclusive,
+  enableCompileCacheSafely,
+  type PrivateDirectoryCheck,
+  writeFileAtomic,
+} from "./private-files.js";
+export {
   type HttpAnswer,
   type HttpRoutes,
   ReadOnlyHttpServer,
