@@ -5,6 +5,9 @@ import { commandBuild, packageBuild } from "../../scripts/build-preset.ts";
 // cache of its own (src/code-cache.ts). See "Start-up time" in the README.
 export default [
   packageBuild({ index: "src/index.ts", "watchdog-thread": "src/watchdog-thread.ts" }),
-  commandBuild({ cli: "src/cli.ts" }, { deps: { neverBundle: [/^\.\/cli-main\.js$/] } }),
+  commandBuild(
+    { cli: "src/cli.ts" },
+    { deps: { alwaysBundle: [/^@x\/core(\/|$)/], neverBundle: [/^\.\/cli-main\.js$/] } },
+  ),
   commandBuild({ "cli-main": "src/cli-main.ts" }),
 ];

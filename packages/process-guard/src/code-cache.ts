@@ -6,6 +6,8 @@
  * start. A code cache made after the run (`vm.Script#createCachedData()`) holds those too. x-guard's bin loads
  * its command through {@link loadWithCodeCache}; see "Start-up time" in the README.
  */
+import { checkPrivateDirectory, writeFileAtomic } from "@x/core/private-files";
+
 const fs = process.getBuiltinModule("node:fs");
 const { basename, dirname, join } = process.getBuiltinModule("node:path");
 const vm = process.getBuiltinModule("node:vm");
@@ -58,25 +60,19 @@ function readOwnFile(path: string): Buffer | undefined {
 
 /**
  * Writes `data` as `dir/name` atomically (a process starting meanwhile reads the old cache or the new one,
- * never half of one), then removes the caches of earlier builds of the same file (`prefix`).
+ * never half of one, and nothing planted at a temporary name is followed), then removes the caches of earlier
+ * builds of the same file (`prefix`).
  */
 function writeCache(dir: string, name: string, prefix: string, data: Buffer): void {
-  const temporary = join(dir, `${name}.${process.pid}.tmp`);
   try {
-    fs.writeFileSync(temporary, data, { mode: 0o600 });
-    fs.renameSync(temporary, join(dir, name));
+    writeFileAtomic(join(dir, name), data, { mode: 0o600, fsync: false });
     for (const other of fs.readdirSync(dir)) {
       if (other !== name && other.startsWith(prefix) && !other.endsWith(".tmp")) {
         fs.rmSync(join(dir, other), { force: true });
       }
     }
   } catch {
-    // a cache that cannot be written only stays off, and leaves no half-written file behind
-    try {
-      fs.rmSync(temporary, { force: true });
-    } catch {
-      // nothing was written there either
-    }
+    // a cache that cannot be written only stays off; writeFileAtomic left no temporary file behind
   }
 }
 
@@ -101,21 +97,23 @@ function requireFor(file: string) {
  *
  * The cache is named after the file's path, size, modification time and inode, so an edited or reinstalled
  * file never meets the cache of another; V8 checks its own version and flags and refuses a cache made under
- * others (`cached: false`, and {@link CachedScript.saveCache} replaces it). The directory should be one only
- * this user writes, such as `module.getCompileCacheDir()`.
+ * others (`cached: false`, and {@link CachedScript.saveCache} replaces it). A directory that another user owns or
+ * could write, or that sits inside one, is not used at all (see `checkPrivateDirectory` in `@x/core`): its
+ * cache would run their code, and writing there could be turned against this user's files.
  *
  * @param file - absolute path of the file
- * @param cacheDir - where the cache is kept; `undefined`: no cache
+ * @param cacheDir - where the cache is kept; `undefined`, or a directory that is not this user's alone: no cache
  * @throws what reading the file throws (e.g. `ENOENT`), and what its top level throws
  */
 export function loadWithCodeCache(file: string, cacheDir: string | undefined): CachedScript {
   const source = fs.readFileSync(file, "utf8");
   let cachePath: { dir: string; name: string; prefix: string } | undefined;
-  if (cacheDir !== undefined) {
+  const dir = cacheDir === undefined ? undefined : checkPrivateDirectory(cacheDir).path;
+  if (dir !== undefined) {
     const stat = fs.statSync(file);
     const prefix = `${basename(file)}.${hashOf(file)}.`;
     const name = `${prefix}${stat.size}-${Math.round(stat.mtimeMs * 1000)}-${stat.ino}.v8-code-cache`;
-    cachePath = { dir: cacheDir, name, prefix };
+    cachePath = { dir, name, prefix };
   }
   const cachedData = cachePath === undefined ? undefined : readOwnFile(join(cachePath.dir, cachePath.name));
   // the wrapper shares the first line, so that positions in the file's other lines stay where they are

@@ -2,9 +2,11 @@ import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   utimesSync,
@@ -12,6 +14,12 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  otherUnavailableNote,
+  otherUsersDirectory,
+  otherUserUnavailable,
+  plantLinkAsOtherUser,
+} from "@x/test-support/other-user";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadWithCodeCache } from "../src/code-cache.js";
 
@@ -182,6 +190,31 @@ describe("loadWithCodeCache", () => {
     expect(() => load().saveCache()).not.toThrow();
     expect(readdirSync(cacheDir).filter((entry) => entry.endsWith(".tmp"))).toEqual([]);
   });
+
+  it.skipIf(otherUserUnavailable !== undefined)(
+    `neither reads nor writes a cache in a directory another user made, nor through the links they planted there${otherUnavailableNote}`,
+    () => {
+      load().saveCache();
+      const [name] = caches();
+      chmodSync(dir, 0o755); // the other user reaches their directory inside it
+      const secret = join(dir, "secret");
+      writeFileSync(secret, "root only\n", { mode: 0o600 });
+      const theirs = otherUsersDirectory(join(dir, "theirs"), 0o777);
+      // the cache's name, and the temporary names this process would have written it through
+      for (const planted of [name!, `${name}.${process.pid}.tmp`, `${name}.tmp`]) {
+        plantLinkAsOtherUser(secret, join(theirs, planted));
+      }
+      const script = load(theirs);
+      expect(script.cached).toBe(false);
+      script.exports.work(2);
+      script.saveCache();
+      expect(readFileSync(secret, "utf8")).toBe("root only\n");
+      expect(statSync(secret).mode & 0o777).toBe(0o600);
+      expect(readdirSync(theirs).every((entry) => lstatSync(join(theirs, entry)).isSymbolicLink())).toBe(
+        true,
+      );
+    },
+  );
 
   it("throws what reading the file throws", () => {
     expect(() => loadWithCodeCache(join(dir, "missing.cjs"), cacheDir)).toThrow(/ENOENT/);
