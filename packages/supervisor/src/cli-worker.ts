@@ -19,8 +19,9 @@ export const workerUsage = `Usage: x-supervisor worker <socket> [options] -- <co
                            -- <command> [args…]
 
 Asks the supervisor at <socket> (or over mutual TLS) for jobs and runs <command> [args…] <attr-path>
-<payload fields…> for each, reporting its exit status. X_SUPERVISOR_ATTR_PATH and X_SUPERVISOR_PAYLOAD carry
-the raw values.
+<payload fields…> for each, reporting its exit status. When one of those values starts with -, a -- comes
+before them (<command> [args…] -- <attr-path> <payload fields…>), so the command never takes one for an
+option. X_SUPERVISOR_ATTR_PATH and X_SUPERVISOR_PAYLOAD carry the raw values.
 
 Options:
   --connect tls://HOST:PORT

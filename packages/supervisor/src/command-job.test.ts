@@ -1,13 +1,17 @@
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { testTempDir } from "@x/test-support/temp-dir";
 import { describe, expect, it } from "vitest";
-import { runCommandJob } from "./command-job.js";
+import { jobArguments, runCommandJob } from "./command-job.js";
 
 /** A temporary directory, removed when the current test finishes. */
 const dir = () => testTempDir("x-supervisor-");
 
 const job = { attrPath: "pkg", payload: " 1.0  1.1 " };
+
+/** A command that acts on its options: see the file. */
+const optionParser = fileURLToPath(new URL("../test/fixtures/option-parser.mjs", import.meta.url));
 
 describe("runCommandJob", () => {
   it("appends the attr path and the non-empty payload fields, sets the environment, returns the exit status", async () => {
@@ -23,6 +27,39 @@ describe("runCommandJob", () => {
     });
     expect(code).toBe(7);
     expect(readFileSync(out, "utf8")).toBe("pkg|1.0|1.1|pkg| 1.0  1.1 |");
+  });
+
+  it("puts -- before the values when one starts with -, so an option parser reads them as operands", async () => {
+    const d = dir();
+    const [target, log] = [join(d, "x"), join(d, "seen")];
+    const seen = async (attrPath: string, payload: string) => {
+      const args = [optionParser, log, "update"];
+      expect(await runCommandJob({ attrPath, payload }, { command: process.execPath, args })).toBe(0);
+      return JSON.parse(readFileSync(log, "utf8").trim().split("\n").at(-1) as string);
+    };
+    expect(await seen(`--output=${target}`, "1.0 --force")).toEqual({
+      argv: ["update", "--", `--output=${target}`, "1.0", "--force"],
+      values: {},
+      positionals: ["update", `--output=${target}`, "1.0", "--force"],
+    });
+    expect(await seen("pkg", `1.0 --output=${target}`)).toMatchObject({
+      values: {},
+      positionals: ["update", "pkg", "1.0", `--output=${target}`],
+    });
+    expect(existsSync(target)).toBe(false);
+    // Values that look like no option run as before, without --.
+    expect(await seen("pkg", "1.0 1.1")).toEqual({
+      argv: ["update", "pkg", "1.0", "1.1"],
+      values: {},
+      positionals: ["update", "pkg", "1.0", "1.1"],
+    });
+  });
+
+  it("adds -- only when a value starts with -, after the command's own arguments", () => {
+    expect(jobArguments({ attrPath: "pkg", payload: " 1.0  1.1 " })).toEqual(["pkg", "1.0", "1.1"]);
+    expect(jobArguments({ attrPath: "-pkg", payload: "1" })).toEqual(["--", "-pkg", "1"]);
+    expect(jobArguments({ attrPath: "pkg", payload: "1 -" })).toEqual(["--", "pkg", "1", "-"]);
+    expect(jobArguments({ attrPath: "pkg", payload: "a-b --" })).toEqual(["--", "pkg", "a-b", "--"]);
   });
 
   it("reports 127 for a missing command, 126 for one that cannot be executed, 128+n for a signal", async () => {

@@ -6,7 +6,7 @@ import type { Job } from "./storage.js";
 export interface CommandJobOptions {
   /** The program, found through `PATH`. */
   command: string;
-  /** Its first arguments; the attr path and the payload's fields follow them. */
+  /** Its first arguments; the job's values follow them (see {@link jobArguments}). */
   args: readonly string[];
   /** Time limit, in ms. Default: none. */
   timeoutMs?: number;
@@ -24,9 +24,20 @@ export interface CommandJobOptions {
 }
 
 /**
- * Runs `<command> [args…] <attrPath> <field>…` for one job (the payload split at spaces, empty fields dropped)
- * with `@x/process-guard`'s `runGuardedCommand`: in its own process group with inherited stdio, under the
- * limits, the last escalation step being SIGKILL (a job must end eventually). The environment also carries
+ * The arguments that follow the command's own for one job: the attr path and the payload's non-empty fields
+ * (split at spaces), preceded by `--` when one of them starts with `-`. A fetcher file's values are data, never
+ * options: behind `--`, `--output=/tmp/x` reaches a command that parses its options with getopt, `parseArgs`,
+ * argparse or clap as an operand, and jobs whose values look like no option run exactly as before.
+ */
+export function jobArguments(job: Job): string[] {
+  const values = [job.attrPath, ...job.payload.split(" ").filter((field) => field !== "")];
+  return values.some((value) => value.startsWith("-")) ? ["--", ...values] : values;
+}
+
+/**
+ * Runs `<command> [args…] [--] <attrPath> <field>…` for one job (see {@link jobArguments}) with
+ * `@x/process-guard`'s `runGuardedCommand`: in its own process group with inherited stdio, under the limits,
+ * the last escalation step being SIGKILL (a job must end eventually). The environment also carries
  * `X_SUPERVISOR_ATTR_PATH` and `X_SUPERVISOR_PAYLOAD`.
  *
  * When `signal` aborts, the group gets SIGTERM, then the escalation every `gracePeriodMs`. While the command
@@ -43,8 +54,7 @@ export async function runCommandJob(
   options: CommandJobOptions,
   signal?: AbortSignal,
 ): Promise<number> {
-  const fields = job.payload.split(" ").filter((field) => field !== "");
-  const command = runGuardedCommand(options.command, [...options.args, job.attrPath, ...fields], {
+  const command = runGuardedCommand(options.command, [...options.args, ...jobArguments(job)], {
     timeoutMs: options.timeoutMs,
     maxMemoryBytes: options.maxMemoryBytes,
     gracePeriodMs: options.gracePeriodMs,

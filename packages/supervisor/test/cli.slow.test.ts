@@ -271,6 +271,54 @@ esac
     expect(await worker.exited).toBe(0);
   });
 
+  it("passes a fetcher line's values that look like options behind --, as operands", async () => {
+    const p = paths();
+    const target = join(p.root, "x");
+    // What a fetcher might write: an attr path and a payload field that an option parser would take as options.
+    writeFileSync(join(p.fetchersDir, "f.1.txt"), `--output=${target} 1.0 --force\nplain 1.0 1.1\n`);
+    const daemon = serve(p);
+    await waitFor(() => daemon.stderr().includes("listening"), 20_000, "the daemon");
+    const log = join(p.root, "seen");
+    const optionParser = join(import.meta.dirname, "fixtures", "option-parser.mjs");
+    const worker = runCli([
+      "worker",
+      p.socket,
+      "--idle-delay",
+      "60",
+      "--",
+      process.execPath,
+      optionParser,
+      log,
+      "update",
+    ]);
+    onTestFinished(() => {
+      if (worker.child.exitCode === null) worker.child.kill("SIGKILL");
+    });
+    const seen = () =>
+      existsSync(log)
+        ? readFileSync(log, "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((line) => JSON.parse(line))
+        : [];
+    await waitFor(() => seen().length === 2, 30_000, "both jobs");
+    expect(seen().sort((a, b) => a.positionals[1].localeCompare(b.positionals[1]))).toEqual([
+      {
+        argv: ["update", "--", `--output=${target}`, "1.0", "--force"],
+        values: {},
+        positionals: ["update", `--output=${target}`, "1.0", "--force"],
+      },
+      {
+        argv: ["update", "plain", "1.0", "1.1"],
+        values: {},
+        positionals: ["update", "plain", "1.0", "1.1"],
+      },
+    ]);
+    expect(existsSync(target)).toBe(false);
+    worker.child.kill("SIGTERM");
+    expect(await worker.exited).toBe(0);
+  });
+
   it("on SIGTERM stops the running command, reports how it ended without taking another job, exits 0; 64 on usage errors", async () => {
     const p = paths();
     writeFileSync(join(p.fetchersDir, "f.1.txt"), "finisher 0 1\nslow 0 1\n");
