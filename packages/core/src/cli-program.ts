@@ -2,7 +2,7 @@ import { ExitCode, type UsageError } from "./command-line.js";
 import { writeStdout } from "./stdio.js";
 
 /**
- * The flags every @x command answers by itself, as `parseArgs` options: `-h`/`--help` and `--version`.
+ * The flags every `@x` command answers by itself, as `parseArgs` options: `-h`/`--help` and `--version`.
  */
 export const infoFlagOptions = {
   help: { type: "boolean", short: "h" },
@@ -30,7 +30,7 @@ export function helpLine(flag: string, text: string, column: number): string {
   return `${lead.length + 2 <= column ? lead.padEnd(column) : `${lead}  `}${text}`;
 }
 
-/** One `@x` command-line program: its name and version, and the answers every @x command gives alike. */
+/** One `@x` command-line program: its name and version, and the answers every `@x` command gives alike. */
 export interface CliProgram {
   /** The program's name, as typed (`"x-supervisor"`). */
   readonly name: string;

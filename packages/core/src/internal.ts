@@ -1,5 +1,5 @@
 /**
- * `@x/core/internal`: the plumbing the @x packages share (option validation, command-line helpers, a status
+ * `@x/core/internal`: the plumbing the `@x` packages share (option validation, command-line helpers, a status
  * line, optional peers, worker threads, a read-only HTTP listener). It follows semver like the rest of `@x/core`, but it is shaped for
  * the toolkit's own packages, not for applications.
  */

@@ -3,7 +3,7 @@ import { UsageError } from "./command-line.js";
 import { createConsoleLogger, type Logger, type LogLevel, logLevels } from "./logger.js";
 
 /**
- * The logging flags of every @x command that logs, as `parseArgs` options: `--log-level LEVEL` and
+ * The logging flags of every `@x` command that logs, as `parseArgs` options: `--log-level LEVEL` and
  * `--log-json`; `--json-logs` is a deprecated spelling of `--log-json`, still accepted.
  */
 export const logFlagOptions = {

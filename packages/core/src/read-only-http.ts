@@ -35,7 +35,7 @@ export class ReadOnlyHttpServer {
   readonly #address: HostPort;
 
   /**
-   * @param address - where to listen; port 0 picks a free one (see {@link address})
+   * @param address - where to listen; port 0 picks a free one (see {@link ReadOnlyHttpServer.address})
    * @param routes - answers each request
    * @param logger - where a failing route is logged
    */

@@ -82,8 +82,8 @@ function redactParameters(text: string): string {
  *
  * - the password of its user information (`amqp://user:***@host/`);
  * - the value of every query or fragment parameter, and of every libpq `keyword=value` setting, whose name
- *   is a secret's (see {@link isSecretParameter}): `postgres://db/x?password=***&sslpassword=***`,
- *   `host=db password=***`.
+ *   is a secret's (it ends in `password`, `secret`, `token`, `_key` or `signature`, among others, or is one
+ *   such as `pwd`, `key` or `auth`): `postgres://db/x?password=***&sslpassword=***`, `host=db password=***`.
  *
  * A string with an `@` that does not parse as a URL whose user information ends at its only `@` (a malformed
  * URL, a password with an unencoded `@`, `/`, `#` or `?`) shows everything from the scheme to the last `@` as

@@ -16,7 +16,7 @@ export const MAX_DURATION_MS = 2 ** 31 - 1;
 
 /**
  * Parses a command-line duration as `timeout(1)` writes it: seconds (fractions allowed) with an optional
- * `s`, `m`, `h` or `d` suffix: `"10"`, `"0.5"`, `"2m"`, `"1.5h"`. Every @x command reads durations this way.
+ * `s`, `m`, `h` or `d` suffix: `"10"`, `"0.5"`, `"2m"`, `"1.5h"`. Every `@x` command reads durations this way.
  *
  * @param option - the flag, for the error (`"--timeout"`)
  * @param text - the value as typed
@@ -38,7 +38,7 @@ export function parseDurationMs(option: string, text: string): number {
 
 /**
  * Parses a command-line size: bytes (fractions allowed) with an optional `K`, `M` or `G` suffix (×1024ⁿ,
- * case-insensitive, optionally followed by `B` or `iB`): `"4096"`, `"512M"`, `"1.5GiB"`, `"100kb"`. Every @x
+ * case-insensitive, optionally followed by `B` or `iB`): `"4096"`, `"512M"`, `"1.5GiB"`, `"100kb"`. Every `@x`
  * command reads sizes this way.
  *
  * @param option - the flag, for the error (`"--max-memory"`)

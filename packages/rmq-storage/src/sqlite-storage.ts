@@ -93,7 +93,7 @@ export function openSqliteStorage(path: string, options?: SqliteStorageOptions):
 /**
  * The SQLite backend of {@link ProvenanceStorage}; open it with {@link openSqliteStorage}. Reads run on the
  * caller's thread. Writes of a file database run in a writer thread with a connection of its own (see
- * {@link SqliteWriter}), in group commits: the writes that arrive while one group commits form the next.
+ * `SqliteWriter`), in group commits: the writes that arrive while one group commits form the next.
  */
 export class SqliteStorage extends BaseStorage {
   readonly #path: string;

@@ -247,7 +247,7 @@ function assembleView(o: ReturnType<typeof viewOptions>, rows: unknown[][]): Que
 
 /**
  * Reads one page of the queue and the figures around it, in one read transaction, synchronously. Every query
- * is bounded (see {@link viewStatements}); the cycles scan the queue once (about 60 ms at 100 000 entries).
+ * is bounded (a `LIMIT` on every list); the cycles scan the queue once (about 60 ms at 100 000 entries).
  *
  * @param db - a connection to a supervisor database at schema version 2 (the daemon's, or a read-only one)
  * @param options - see {@link QueueViewOptions}

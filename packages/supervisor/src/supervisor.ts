@@ -1,7 +1,8 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "@x/core";
-import { loggerOption, parseOptions, type ReadOnlyHttpServer, v } from "@x/core/internal";
+import { durationMs, loggerOption, parseOptions, type ReadOnlyHttpServer, v } from "@x/core/internal";
 import { Checkpointer } from "./checkpointer.js";
+import { ConnectionRefusals } from "./connection-refusals.js";
 import { DatabaseLock } from "./database-lock.js";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import { type DaemonContext, newStats, type SupervisorEvents, type SupervisorStats } from "./events.js";
@@ -9,6 +10,7 @@ import { FetcherDirectory } from "./fetcher-directory.js";
 import { type HttpEndpoint, httpEndpointSchema, httpListener } from "./http-endpoint.js";
 import { createJobHoldersTable, hasJobHoldersTable } from "./job-holders.js";
 import { SupervisorMetrics } from "./metrics.js";
+import { integer } from "./option-schemas.js";
 import { inlineReader, QueueReader, type SqlReader } from "./queue-reader.js";
 import { resolveGroupId } from "./socket-listen.js";
 import { prepareSocketPath } from "./socket-path.js";
@@ -36,7 +38,8 @@ export interface SupervisorOptions {
    */
   socketGroup?: number | string;
   /**
-   * Open worker connections, on the socket and over TLS together, beyond which a new one is closed at once,
+   * Open worker connections, on the socket and over TLS (past the handshake, see `maxTlsHandshakes`)
+   * together, beyond which a new one is closed at once,
    * logged (`connection refused: too many connections`), counted in `connectionsRejected` and reported as a
    * `reject` event (`too-many-connections`). Default 512.
    */
@@ -49,6 +52,19 @@ export interface SupervisorOptions {
    * and recorded in the table `x_supervisor_job_holders`. Default: no TLS.
    */
   tls?: TlsEndpoint;
+  /**
+   * With `tls`: TLS handshakes in progress at once, at most. One more connection is closed as soon as it is
+   * accepted, before the handshake costs any memory, and refused as `too-many-tls-handshakes`. Handshakes are
+   * counted apart from `maxConnections`, so that clients that never finish theirs cannot take the places of
+   * the workers on the socket; the daemon holds at most `maxConnections + maxTlsHandshakes` worker
+   * connections. Default 64.
+   */
+  maxTlsHandshakes?: number;
+  /**
+   * With `tls`: how long a client may take to complete its TLS handshake, in ms; then it is refused
+   * (`tls-handshake`) and closed. Default 5 000.
+   */
+  tlsHandshakeTimeoutMs?: number;
   /**
    * Also serve a read-only HTTP page of the queue (`/`), the same data as JSON (`/queue.json`) and Prometheus
    * metrics (`/metrics`) on `http.host` (default `127.0.0.1`, loopback only):`http.port`. Unauthenticated: expose
@@ -86,13 +102,10 @@ const optionsSchema = v.strictObject({
       { error: "a group id (integer 0 to 4294967294) or a group name" },
     )
     .optional(),
-  maxConnections: v
-    .number({ error: "a number of connections (integer 1 to 1000000)" })
-    .int({ error: "a number of connections (integer 1 to 1000000)" })
-    .min(1, { error: "a number of connections (integer 1 to 1000000)" })
-    .max(1_000_000, { error: "a number of connections (integer 1 to 1000000)" })
-    .default(512),
+  maxConnections: integer(1, 1_000_000, "a number of connections").default(512),
   tls: tlsEndpointSchema.optional(),
+  maxTlsHandshakes: integer(1, 100_000, "a number of handshakes").default(64),
+  tlsHandshakeTimeoutMs: durationMs({ min: 1, integer: true }).default(5_000),
   http: httpEndpointSchema.optional(),
   logger: loggerOption,
   signal: v.instanceof(AbortSignal, { error: "an AbortSignal" }).optional(),
@@ -140,7 +153,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     this.#lock = lock;
     this.#logger = logger;
     this.#stats = newStats();
-    const context: DaemonContext = {
+    const base: Omit<DaemonContext, "refusals"> = {
       logger,
       stats: this.#stats,
       emit: (event, ...payload) => {
@@ -151,6 +164,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         }
       },
     };
+    const context: DaemonContext = { ...base, refusals: new ConnectionRefusals(base) };
     this.#context = context;
     this.#directory = new FetcherDirectory(fetchersDir, storage, context);
     this.#server = new WorkerServer(storage, this.#directory, context, maxConnections);
@@ -160,6 +174,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
       reader: () => this.#queueReader(),
       stats: () => this.#stats,
       openConnections: () => server.openConnections,
+      tlsHandshakes: () => this.#tls?.handshakes ?? 0,
       on: (event, listener) =>
         (this.on as (name: string, listener: (...args: unknown[]) => void) => unknown)(
           event,
@@ -181,8 +196,20 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
    *   database's own error
    */
   static async start(options: SupervisorOptions): Promise<Supervisor> {
-    const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http, logger, signal } =
-      parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, SupervisorError);
+    const {
+      db,
+      fetchersDir,
+      socket,
+      socketMode,
+      socketGroup,
+      maxConnections,
+      tls,
+      maxTlsHandshakes,
+      tlsHandshakeTimeoutMs,
+      http,
+      logger,
+      signal,
+    } = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, SupervisorError);
     signal?.throwIfAborted();
     const socketGid = socketGroup === undefined ? undefined : resolveGroupId(socketGroup);
     await prepareSocketPath(socket);
@@ -209,6 +236,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         supervisor.#tls = new TlsListener(
           tls,
           tlsFiles,
+          { maxHandshakes: maxTlsHandshakes, handshakeTimeoutMs: tlsHandshakeTimeoutMs },
           (connection, subject) => server.accept(connection, subject),
           supervisor.#context,
         );
@@ -301,6 +329,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
 
   async #close(): Promise<void> {
     await Promise.all([this.#http?.close(), this.#tls?.close(), this.#server.close()]);
+    this.#context.refusals.flush();
     if (this.#reader instanceof QueueReader) await this.#reader.stop();
     await this.#directory.close();
     await this.#checkpointer?.stop();

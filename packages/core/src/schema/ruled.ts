@@ -60,7 +60,8 @@ export abstract class RuledSchema<T> extends Schema<T> {
    * @param test - whether a value of the right kind keeps the rule
    * @param message - the rule's own message, if given
    * @param fallback - the generic text
-   * @param fatal - see {@link Rule.fatal}
+   * @param fatal - whether breaking the rule means a value of the wrong kind (an `int()` given a fraction), as
+   *   a type mismatch does
    */
   protected withRule(
     test: (value: T) => boolean,

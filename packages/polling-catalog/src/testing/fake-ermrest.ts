@@ -169,8 +169,8 @@ const maxBodyBytes = 64 * 1024 * 1024;
  * await using fake = await startFakeErmrest({ tables: { "S:Job": { key: ["id"], rows: [{ id: 1, state: "new" }] } } });
  * const catalog = new ErmrestCatalog({ scheme: "http", server: fake.server, catalogId: fake.catalogId });
  * ```
- * @throws {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_INVALID_OPTION` on bad options or initial rows;
- *   the broker's error when `amqpUrl` is given and unreachable
+ * @throws a {@link PollingCatalogError} `ERR_X_POLLING_CATALOG_INVALID_OPTION` on bad options or initial
+ *   rows; the broker's error when `amqpUrl` is given and unreachable
  */
 export async function startFakeErmrest(options: FakeErmrestOptions): Promise<FakeErmrest> {
   const parsed = parseOptions(fakeOptionsSchema, options, ErrorCode.INVALID_OPTION, PollingCatalogError);
