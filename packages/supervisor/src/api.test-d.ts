@@ -112,7 +112,9 @@ describe("SupervisorClient", () => {
 
 describe("SupervisorStorage", () => {
   it("opens synchronously and is disposable", () => {
-    expectTypeOf(SupervisorStorage.open).toEqualTypeOf<(path: string) => SupervisorStorage>();
+    expectTypeOf(SupervisorStorage.open).toEqualTypeOf<
+      (path: string, options?: { mode?: number }) => SupervisorStorage
+    >();
     expectTypeOf(storage).toExtend<Disposable>();
     expectTypeOf(storage.db).toEqualTypeOf<Database.Database>();
     expectTypeOf(storage.schemaVersion).toEqualTypeOf<number>();

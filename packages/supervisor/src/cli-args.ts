@@ -69,6 +69,8 @@ export interface ServeCommandLine extends InfoFlags {
   fetchersDir: string;
   socket: string;
   socketMode: number;
+  /** `--db-mode`: the mode of the database file when the daemon creates it. */
+  dbMode: number;
   socketGroup: number | string | undefined;
   maxConnections: number;
   tls: TlsEndpoint | undefined;
@@ -92,6 +94,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       ...tlsFileOptions,
       http: { type: "string" },
       "socket-mode": { type: "string", default: "0660" },
+      "db-mode": { type: "string", default: "0600" },
       "socket-group": { type: "string" },
       "max-connections": { type: "string", default: "512" },
       ...logFlagOptions,
@@ -102,6 +105,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     help: values.help === true,
     version: values.version === true,
     socketMode: 0o660,
+    dbMode: 0o600,
     socketGroup: undefined,
     maxConnections: 512,
     tls: undefined,
@@ -121,6 +125,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     fetchersDir,
     socket,
     socketMode: parseSocketMode("--socket-mode", values["socket-mode"]),
+    dbMode: parseSocketMode("--db-mode", values["db-mode"]),
     socketGroup:
       values["socket-group"] === undefined
         ? undefined

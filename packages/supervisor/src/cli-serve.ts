@@ -29,6 +29,8 @@ ${tlsFileUsage}
                           metrics (/metrics) on HOST:PORT; HOST defaults to 127.0.0.1 (loopback). No
                           authentication: put a reverse proxy in front to expose it
   --socket-mode MODE      the socket's mode, octal (default 0660); it has it from the moment it appears
+  --db-mode MODE          the mode of <db> when the daemon creates it, octal (default 0600); SQLite gives
+                          its -wal and -shm files the same. An existing <db> keeps its mode
   --socket-group GROUP    the socket's group, a name or a number (default: the daemon's group)
   --max-connections N     open worker connections, socket and TLS together, beyond which new ones are
                           refused (default 512)
@@ -44,7 +46,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const line = parseServeArgs(args);
   const answered = cli.answer(line, serveUsage);
   if (answered !== undefined) return answered;
-  const { db, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
+  const { db, dbMode, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
   // The daemon's modules (SQLite, the watcher, metrics, TLS) load only now, not for --help or a usage error.
   const { startSupervisor: start } = await import("./supervisor.js");
   ignoreBrokenPipe();
@@ -59,6 +61,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     try {
       sup = await start({
         db,
+        dbMode,
         fetchersDir,
         socket,
         socketMode,

@@ -19,14 +19,15 @@ export class DatabaseLock {
    * Takes the lock of database `db`, at once or not at all.
    *
    * @param db - the database path (an in-memory database, `:memory:` or `""`, is nobody else's: no lock)
+   * @param mode - the mode (before the umask) of the lock file when it is created. Default `0o600`.
    * @returns the lock, or `undefined` for an in-memory database
    * @throws SupervisorError `ERR_X_SUPERVISOR_DATABASE_IN_USE` when another daemon (or another `Supervisor`
    *   of this process) holds it, `ERR_X_SUPERVISOR_DATABASE` when the lock file cannot be opened
    */
-  static acquire(db: string): DatabaseLock | undefined {
+  static acquire(db: string, mode = 0o600): DatabaseLock | undefined {
     if (db === ":memory:" || db === "") return undefined;
     const path = `${db}-lock`;
-    const connection = openDatabase(path, { timeout: 0 }, db);
+    const connection = openDatabase(path, { timeout: 0, database: db, createMode: mode });
     try {
       connection.pragma("journal_mode = MEMORY"); // no -journal file beside it
       connection.exec("BEGIN EXCLUSIVE"); // held, without a write, until the connection closes

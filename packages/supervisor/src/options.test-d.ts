@@ -18,6 +18,7 @@ describe("startSupervisor() options", () => {
   it("lists exactly the documented options, three of them required", () => {
     expectTypeOf<keyof SupervisorOptions>().toEqualTypeOf<
       | "db"
+      | "dbMode"
       | "fetchersDir"
       | "socket"
       | "socketMode"
@@ -30,6 +31,7 @@ describe("startSupervisor() options", () => {
     >();
     expectTypeOf<SupervisorOptions>().toEqualTypeOf<{
       db: string;
+      dbMode?: number;
       fetchersDir: string;
       socket: string;
       socketMode?: number;

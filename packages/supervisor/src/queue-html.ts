@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
+import { writeFileAtomic } from "@x/core/internal";
 import { queueRow, staticPageParts } from "./queue-page.js";
 import { iterateQueueEntries, readFetcherCycles } from "./queue-view.js";
 import { openReadOnly } from "./status.js";
@@ -11,8 +12,10 @@ const rowsPerWrite = 1_000;
  * number, attribute path and payload only, sorted by `last_started`): the cycle time per fetcher, then
  * every waiting entry in dispatch order (position, attribute path, fetcher, payload, waiting since, last
  * started), HTML-escaped. Reads `db` read-only in one snapshot (safe while a daemon runs, a database of the
- * original's too) and streams the rows, so memory does not grow with the queue. The page is written to a
- * temporary file beside `out` and renamed over it, so a web server never serves half a page.
+ * original's too) and streams the rows, so memory does not grow with the queue. The page is written to a new
+ * file of a random name beside `out` (created with `O_EXCL | O_NOFOLLOW`: never through a file or link another
+ * user put in that directory), mode `0644` before the umask, and renamed over `out`, so a web server never serves
+ * half a page and a link at `out` is replaced, not followed.
  *
  * @param db - the supervisor database (schema version 2)
  * @param out - the HTML file to write
@@ -23,38 +26,31 @@ const rowsPerWrite = 1_000;
  */
 export function writeQueueHtml(db: string, out: string, nowMs = Date.now()): number {
   const connection = openReadOnly(db);
-  const temporary = `${out}.${process.pid}.tmp`;
-  let fd: number | undefined;
   try {
-    fd = openSync(temporary, "w", 0o644);
-    const file = fd;
-    const entries = connection.transaction(() => {
-      const cycles = readFetcherCycles(connection, nowMs);
-      const waiting = cycles.reduce((sum, c) => sum + c.waiting, 0);
-      const [head, foot] = staticPageParts(nowMs, waiting, cycles);
-      writeSync(file, head);
-      let rows: string[] = [];
-      let count = 0;
-      for (const entry of iterateQueueEntries(connection, nowMs)) {
-        rows.push(queueRow(entry));
-        count++;
-        if (rows.length === rowsPerWrite) {
-          writeSync(file, `${rows.join("\n")}\n`);
-          rows = [];
+    let entries = 0;
+    const writePage = (file: number) => {
+      entries = connection.transaction(() => {
+        const cycles = readFetcherCycles(connection, nowMs);
+        const waiting = cycles.reduce((sum, c) => sum + c.waiting, 0);
+        const [head, foot] = staticPageParts(nowMs, waiting, cycles);
+        writeSync(file, head);
+        let rows: string[] = [];
+        let count = 0;
+        for (const entry of iterateQueueEntries(connection, nowMs)) {
+          rows.push(queueRow(entry));
+          count++;
+          if (rows.length === rowsPerWrite) {
+            writeSync(file, `${rows.join("\n")}\n`);
+            rows = [];
+          }
         }
-      }
-      writeSync(file, `${rows.join("\n")}${foot}`);
-      return count;
-    })();
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temporary, out);
+        writeSync(file, `${rows.join("\n")}${foot}`);
+        return count;
+      })();
+    };
+    // the page lists no job holders: readable by the web server that serves it
+    writeFileAtomic(out, writePage, { mode: 0o644 });
     return entries;
-  } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(temporary, { force: true });
-    throw error;
   } finally {
     connection.close();
   }

@@ -103,11 +103,15 @@ export class SupervisorStorage {
    * `journal_mode = WAL` with `synchronous = FULL` (every commit is on disk before it returns, so a reply sent
    * after it survives a power loss) and a 32 MiB page cache. The schema is not touched: call {@link upgrade}.
    *
+   * A file that does not exist is created with `options.mode`, and so are SQLite's `-wal` and `-shm` files
+   * beside it (SQLite gives them the database's mode); an existing file keeps its mode.
+   *
    * @param path - a file path, or `":memory:"`
+   * @param options - `mode`: the mode of a new database file, before the umask. Default `0o600`: its user alone.
    * @throws SupervisorError `ERR_X_SUPERVISOR_DATABASE`, naming the path, when the file cannot be opened
    */
-  static open(path: string): SupervisorStorage {
-    const db = openDatabase(path);
+  static open(path: string, options: { mode?: number } = {}): SupervisorStorage {
+    const db = openDatabase(path, { createMode: options.mode ?? 0o600 });
     let walPath: string | undefined;
     try {
       db.pragma("foreign_keys = ON");

@@ -23,6 +23,12 @@ import { WorkerServer } from "./worker-server.js";
 export interface SupervisorOptions {
   /** Path of the SQLite database (created if missing, migrated to schema version 2). */
   db: string;
+  /**
+   * Mode of the database file when the daemon creates it, before the umask; SQLite gives its `-wal` and `-shm`
+   * files the same mode, and so does the lock file `<db>-lock`. An existing database keeps its mode. Default
+   * `0o600`: the daemon's user alone (the queue's payloads are in it).
+   */
+  dbMode?: number;
   /** Directory of fetcher files (created, recursively, if missing). */
   fetchersDir: string;
   /** Path of the Unix socket workers connect to; its parent directory must exist. */
@@ -80,16 +86,20 @@ export interface SupervisorOptions {
 const path = (name: string) =>
   v.string({ error: `a ${name} path (string)` }).min(1, { error: `a non-empty ${name} path` });
 
-const optionsSchema = v.strictObject({
-  db: path("database file"),
-  fetchersDir: path("directory"),
-  socket: path("socket"),
-  socketMode: v
+const fileMode = (fallback: number) =>
+  v
     .number({ error: "a file mode (integer 0 to 0o777)" })
     .int({ error: "a file mode (integer 0 to 0o777)" })
     .min(0, { error: "a file mode (integer 0 to 0o777)" })
     .max(0o777, { error: "a file mode (integer 0 to 0o777)" })
-    .default(0o660),
+    .default(fallback);
+
+const optionsSchema = v.strictObject({
+  db: path("database file"),
+  dbMode: fileMode(0o600),
+  fetchersDir: path("directory"),
+  socket: path("socket"),
+  socketMode: fileMode(0o660),
   socketGroup: v
     .union(
       [
@@ -198,6 +208,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
   static async start(options: SupervisorOptions): Promise<Supervisor> {
     const {
       db,
+      dbMode,
       fetchersDir,
       socket,
       socketMode,
@@ -215,10 +226,10 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     await prepareSocketPath(socket);
     const tlsFiles = tls === undefined ? undefined : await readTlsFiles(tls);
     signal?.throwIfAborted();
-    const lock = DatabaseLock.acquire(db);
+    const lock = DatabaseLock.acquire(db, dbMode);
     let storage: SupervisorStorage;
     try {
-      storage = SupervisorStorage.open(db);
+      storage = SupervisorStorage.open(db, { mode: dbMode });
     } catch (error) {
       lock?.release();
       throw error;

@@ -1,5 +1,21 @@
-import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import {
+  otherUnavailableNote,
+  otherUser,
+  otherUsersDirectory,
+  otherUserUnavailable,
+  plantLinkAsOtherUser,
+  plantPidLinksAsOtherUser,
+} from "@x/test-support/other-user";
 import { testTempDir } from "@x/test-support/temp-dir";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -157,4 +173,30 @@ describe("x-supervisor queue-html", () => {
     const usage = runCli(["queue-html", db]);
     expect(await usage.exited).toBe(64);
   });
+
+  it.skipIf(otherUserUnavailable !== undefined)(
+    `never writes through the links another user planted in the page's directory${otherUnavailableNote}`,
+    async () => {
+      const { dir, db } = originalDatabase();
+      chmodSync(dir, 0o755);
+      const secret = join(dir, "secret");
+      writeFileSync(secret, "root only\n", { mode: 0o600 });
+      const www = otherUsersDirectory(join(dir, "www"), 0o1777); // a directory the other user can write
+      const out = join(www, "queue.html");
+      // the page's name, and the temporary names of the next process ids
+      plantLinkAsOtherUser(secret, out);
+      plantPidLinksAsOtherUser(secret, `${out}.`, ".tmp", 400);
+      const proc = runCli(["queue-html", db, out]);
+      expect(await proc.exited).toBe(0);
+      expect(readFileSync(secret, "utf8")).toBe("root only\n");
+      expect(statSync(secret).mode & 0o777).toBe(0o600);
+      expect(lstatSync(out).isSymbolicLink()).toBe(false);
+      expect(statSync(out).mode & 0o777).toBe(0o644);
+      expect(queueRows(readFileSync(out, "utf8"))).toHaveLength(5);
+      // every other entry is one of the links the other user planted
+      const others = readdirSync(www).filter((name) => name !== "queue.html");
+      expect(others).toHaveLength(400);
+      for (const name of others) expect(lstatSync(join(www, name)).uid).toBe(otherUser.uid);
+    },
+  );
 });
