@@ -54,7 +54,7 @@ describe("option names and units", () => {
       | "signal"
     >();
     expectTypeOf<keyof SqliteStorageOptions>().toEqualTypeOf<
-      "synchronous" | "busyTimeoutMs" | "cacheSizeBytes" | "walAutocheckpoint" | "logger"
+      "synchronous" | "busyTimeoutMs" | "cacheSizeBytes" | "walAutocheckpoint" | "fileMode" | "logger"
     >();
     expectTypeOf<keyof PostgresStorageOptions>().toEqualTypeOf<
       "schema" | "poolSize" | "connectTimeoutMs" | "logger"

@@ -1,11 +1,11 @@
 import { type Logger, silentLogger } from "@x/core";
-import { durationMs, loggerOption, parseOptions, v } from "@x/core/internal";
+import { createFileExclusive, durationMs, loggerOption, parseOptions, v } from "@x/core/internal";
 import type Database from "better-sqlite3";
 import { asBuffer, joinPath } from "./bytes.js";
 import { loadSqliteDriver } from "./drivers.js";
 import { backendError, ErrorCode, RmqStorageError } from "./errors.js";
 import { relationEntities, relationHasPath } from "./input.js";
-import { intAtLeast } from "./option-schemas.js";
+import { intAtLeast, intIn } from "./option-schemas.js";
 import type { RelationRows } from "./rows.js";
 import { InlineWriter, SqliteWriter, type Writer, type WriteStep } from "./sqlite-writer.js";
 import { BaseStorage, type Occurrence } from "./storage-base.js";
@@ -35,6 +35,12 @@ export interface SqliteStorageOptions {
    * integer ≥ 0, 0 turns automatic checkpoints off. Default 10 000 (about 40 MB with 4 KiB pages).
    */
   walAutocheckpoint?: number;
+  /**
+   * Mode of the database file when this call creates it, before the umask; SQLite gives its `-wal` and `-shm`
+   * files the same mode. A file already there keeps its mode. Default `0o600`: this user alone (the file holds
+   * every queued write's data).
+   */
+  fileMode?: number;
   /** Where write failures are logged. Default: silent. */
   logger?: Logger;
 }
@@ -44,6 +50,7 @@ const optionsSchema = v.strictObject({
   busyTimeoutMs: durationMs({ integer: true }).default(5_000),
   cacheSizeBytes: intAtLeast("bytes", 65_536).default(64 * 1024 * 1024),
   walAutocheckpoint: intAtLeast("pages", 0).default(10_000),
+  fileMode: intIn("file mode", 0, 0o777).default(0o600),
   logger: loggerOption,
 });
 
@@ -78,7 +85,8 @@ type Row = Record<string, unknown>;
 
 /**
  * Opens (creating if missing) a provenance storage in an SQLite file, in WAL mode, or in memory with
- * `":memory:"`.
+ * `":memory:"`. A missing file is created with `options.fileMode` (default `0o600`: this user alone), and its
+ * `-wal` and `-shm` files get the same mode; a file already there keeps its own.
  *
  * @param path - the database file, or `":memory:"`
  * @param options - see {@link SqliteStorageOptions}
@@ -112,6 +120,7 @@ export class SqliteStorage extends BaseStorage {
     const Driver = loadSqliteDriver();
     let db: Database.Database | undefined;
     try {
+      if (path !== ":memory:") createFileExclusive(path, parsed.fileMode);
       db = new Driver(path, { timeout: parsed.busyTimeoutMs });
       if (path !== ":memory:") db.pragma("journal_mode = WAL");
       db.pragma(`synchronous = ${parsed.synchronous.toUpperCase()}`);

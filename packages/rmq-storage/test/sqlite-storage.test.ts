@@ -1,9 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XError } from "@x/core";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { openSqliteStorage } from "../src/index.js";
 import { randomId } from "./fixture.js";
 import { expectClosedBehaviour, storageSuite } from "./storage-suite.js";
@@ -48,6 +48,31 @@ describe("drop()", () => {
 });
 
 describe("openSqliteStorage", () => {
+  it("creates the file, its -wal and -shm 0600 under umask 022, or with fileMode; a file there keeps its mode", async () => {
+    const previous = process.umask(0o022);
+    onTestFinished(() => {
+      process.umask(previous);
+    });
+    const modes = (path: string) =>
+      [path, `${path}-wal`, `${path}-shm`].map((name) => [name, statSync(name).mode & 0o777]);
+    for (const [options, expected] of [
+      [undefined, 0o600],
+      [{ fileMode: 0o640 }, 0o640],
+    ] as const) {
+      const path = file();
+      const storage = await openSqliteStorage(path, options);
+      expect(await storage.contentAdd(new Map([[randomId(), 1n]]))).toBe(true);
+      expect(modes(path)).toEqual([path, `${path}-wal`, `${path}-shm`].map((name) => [name, expected]));
+      await storage.close();
+    }
+    const existing = file();
+    writeFileSync(existing, "");
+    chmodSync(existing, 0o644);
+    const storage = await openSqliteStorage(existing);
+    expect(statSync(existing).mode & 0o777).toBe(0o644);
+    await storage.close();
+  });
+
   it("uses WAL, records schema version 1, and shares the file between instances", async () => {
     const path = file();
     const a = await openSqliteStorage(path, { synchronous: "full", busyTimeoutMs: 100 });
@@ -87,6 +112,7 @@ describe("openSqliteStorage", () => {
       [{ cacheSizeBytes: 65_535 }, "cacheSizeBytes"],
       [{ cacheSizeKiB: 65_536 }, "cacheSizeKiB"],
       [{ walAutocheckpoint: 1.5 }, "walAutocheckpoint"],
+      [{ fileMode: 0o1777 }, "fileMode"],
       [{ logger: {} }, "logger"],
       [{ nope: 1 }, "nope"],
     ] as const) {

@@ -25,8 +25,6 @@ describe("startSupervisor() options", () => {
       | "socketGroup"
       | "maxConnections"
       | "tls"
-      | "maxTlsHandshakes"
-      | "tlsHandshakeTimeoutMs"
       | "http"
       | "logger"
       | "signal"
@@ -40,8 +38,6 @@ describe("startSupervisor() options", () => {
       socketGroup?: number | string;
       maxConnections?: number;
       tls?: TlsEndpoint;
-      maxTlsHandshakes?: number;
-      tlsHandshakeTimeoutMs?: number;
       http?: HttpEndpoint;
       logger?: Logger;
       signal?: AbortSignal;
