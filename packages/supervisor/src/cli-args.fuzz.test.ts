@@ -24,6 +24,10 @@ const argument = fc.oneof(
     "--socket-mode",
     "--socket-group",
     "--max-connections",
+    "--max-tls-handshakes",
+    "--tls-handshake-timeout",
+    "--http",
+    "--http-host",
     "--log-level",
     "--log-json",
     "--help",
@@ -65,6 +69,13 @@ describe("x-supervisor command lines under fuzzing", () => {
         expect(line.socketMode).toBeLessThanOrEqual(0o777);
         expect(Number.isSafeInteger(line.maxConnections) && line.maxConnections >= 1).toBe(true);
         if (line.tls) expect(line.tls.port).toBeLessThanOrEqual(65_535);
+        if (line.tls === undefined)
+          expect([line.maxTlsHandshakes, line.tlsHandshakeTimeoutMs]).toEqual([undefined, undefined]);
+        if (line.tlsHandshakeTimeoutMs !== undefined) {
+          expect(Number.isSafeInteger(line.tlsHandshakeTimeoutMs) && line.tlsHandshakeTimeoutMs >= 1).toBe(
+            true,
+          );
+        }
       }),
     );
   });
@@ -143,6 +154,37 @@ describe("x-supervisor command lines", () => {
       ]),
     ).toMatchObject({ socketMode: 0o640, socketGroup: "builders", maxConnections: 64 });
     expect(parseServeArgs(["a.db", "f", "s.sock", "--socket-group", "1001"]).socketGroup).toBe(1001);
+    const tls = ["--tls", "127.0.0.1:0", "--tls-cert", "c", "--tls-key", "k", "--tls-ca", "ca"];
+    expect(parseServeArgs(["a.db", "f", "s.sock", ...tls])).toMatchObject({
+      maxTlsHandshakes: undefined,
+      tlsHandshakeTimeoutMs: undefined,
+    });
+    expect(
+      parseServeArgs([
+        "a.db",
+        "f",
+        "s.sock",
+        ...tls,
+        "--max-tls-handshakes",
+        "8",
+        "--tls-handshake-timeout",
+        "1.5",
+      ]),
+    ).toMatchObject({ maxTlsHandshakes: 8, tlsHandshakeTimeoutMs: 1_500 });
+    expect(
+      parseServeArgs(["a.db", "f", "s.sock", ...tls, "--tls-handshake-timeout", "1m"]).tlsHandshakeTimeoutMs,
+    ).toBe(60_000);
+    for (const [bad, message] of [
+      [["--max-tls-handshakes", "8"], "--max-tls-handshakes needs --tls"],
+      [["--tls-handshake-timeout", "5"], "--tls-handshake-timeout needs --tls"],
+      [[...tls, "--max-tls-handshakes", "0"], "--max-tls-handshakes"],
+      [[...tls, "--tls-handshake-timeout", "0"], "--tls-handshake-timeout"],
+      [[...tls, "--tls-handshake-timeout", "5ms"], "--tls-handshake-timeout"],
+    ] as const) {
+      expect(() => parseServeArgs(["a.db", "f", "s.sock", ...bad]), bad.join(" ")).toThrow(
+        expect.objectContaining({ code: "ERR_X_USAGE", message: expect.stringContaining(message) }),
+      );
+    }
     for (const bad of [
       ["--socket-mode", "0800"],
       ["--socket-mode", "1777"],

@@ -57,6 +57,17 @@ export function parseCount(flag: string, text: string, min: number, max: number)
   return value;
 }
 
+/**
+ * Reads `--tls-handshake-timeout`: a duration (see `parseDurationMs`) of at least 1 ms, in whole ms.
+ *
+ * @throws UsageError otherwise
+ */
+function parseHandshakeTimeout(text: string): number {
+  const ms = Math.round(parseDurationMs("--tls-handshake-timeout", text));
+  if (ms < 1) throw new UsageError(`--tls-handshake-timeout: ${JSON.stringify(text)} is shorter than 1 ms`);
+  return ms;
+}
+
 /** `--help` and `--version`: a command line that asks for either is not read further. */
 export interface InfoFlags {
   help: boolean;
@@ -74,6 +85,10 @@ export interface ServeCommandLine extends InfoFlags {
   socketGroup: number | string | undefined;
   maxConnections: number;
   tls: TlsEndpoint | undefined;
+  /** `--max-tls-handshakes` (with `--tls`), or `undefined` for the daemon's default. */
+  maxTlsHandshakes: number | undefined;
+  /** `--tls-handshake-timeout` in ms (with `--tls`), or `undefined` for the daemon's default. */
+  tlsHandshakeTimeoutMs: number | undefined;
   /** `--http`: where to serve the page and metrics. */
   http: { host: string; port: number } | undefined;
   /** `--log-level`, `--log-json`. */
@@ -97,6 +112,8 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       "db-mode": { type: "string", default: "0600" },
       "socket-group": { type: "string" },
       "max-connections": { type: "string", default: "512" },
+      "max-tls-handshakes": { type: "string" },
+      "tls-handshake-timeout": { type: "string" },
       ...logFlagOptions,
       ...infoFlagOptions,
     },
@@ -109,6 +126,8 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
     socketGroup: undefined,
     maxConnections: 512,
     tls: undefined,
+    maxTlsHandshakes: undefined,
+    tlsHandshakeTimeoutMs: undefined,
     http: undefined,
   } as const;
   if (line.help || line.version)
@@ -118,6 +137,13 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
   const log = readLogFlags(values);
   const tls = values.tls === undefined ? undefined : tlsEndpointFromFlags("--tls", values.tls, values);
   if (tls === undefined) refuseStrayTlsFlags("--tls", values);
+  const handshakes = values["max-tls-handshakes"];
+  const handshakeTimeout = values["tls-handshake-timeout"];
+  if (tls === undefined && (handshakes ?? handshakeTimeout) !== undefined) {
+    throw new UsageError(
+      `--${handshakes === undefined ? "tls-handshake-timeout" : "max-tls-handshakes"} needs --tls`,
+    );
+  }
   const [db, fetchersDir, socket] = positionals as [string, string, string];
   return {
     ...line,
@@ -132,6 +158,10 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
         : parseSocketGroup("--socket-group", values["socket-group"]),
     maxConnections: parseCount("--max-connections", values["max-connections"], 1, 1_000_000),
     tls,
+    maxTlsHandshakes:
+      handshakes === undefined ? undefined : parseCount("--max-tls-handshakes", handshakes, 1, 100_000),
+    tlsHandshakeTimeoutMs:
+      handshakeTimeout === undefined ? undefined : parseHandshakeTimeout(handshakeTimeout),
     http: values.http === undefined ? undefined : parseListenAddress("--http", values.http),
     log,
   };

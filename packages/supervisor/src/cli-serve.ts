@@ -25,6 +25,11 @@ Options:
   --tls HOST:PORT         also serve workers over mutual TLS on HOST:PORT: only clients whose certificate
                           is signed by --tls-ca are answered (TLS 1.2+); SIGHUP re-reads the three files
 ${tlsFileUsage}
+  --max-tls-handshakes N  with --tls: TLS handshakes in progress at once, beyond which a new connection
+                          is closed as soon as it is accepted (default 64; apart from --max-connections)
+  --tls-handshake-timeout DURATION
+                          with --tls: how long a client may take to finish its TLS handshake, in seconds
+                          or with an s, m, h or d suffix (default 5)
   --http [HOST:]PORT      serve a read-only page of the queue (/), its data (/queue.json) and Prometheus
                           metrics (/metrics) on HOST:PORT; HOST defaults to 127.0.0.1 (loopback). No
                           authentication: put a reverse proxy in front to expose it
@@ -32,8 +37,8 @@ ${tlsFileUsage}
   --db-mode MODE          the mode of <db> when the daemon creates it, octal (default 0600); SQLite gives
                           its -wal and -shm files the same. An existing <db> keeps its mode
   --socket-group GROUP    the socket's group, a name or a number (default: the daemon's group)
-  --max-connections N     open worker connections, socket and TLS together, beyond which new ones are
-                          refused (default 512)
+  --max-connections N     open worker connections, socket and TLS together (past the TLS handshake),
+                          beyond which new ones are refused (default 512)
 ${logFlagsHelp(26)}
 ${infoFlagsHelp(26)}
 
@@ -47,6 +52,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   const answered = cli.answer(line, serveUsage);
   if (answered !== undefined) return answered;
   const { db, dbMode, fetchersDir, socket, socketMode, socketGroup, maxConnections, tls, http } = line;
+  const { maxTlsHandshakes, tlsHandshakeTimeoutMs } = line;
   // The daemon's modules (SQLite, the watcher, metrics, TLS) load only now, not for --help or a usage error.
   const { startSupervisor: start } = await import("./supervisor.js");
   ignoreBrokenPipe();
@@ -68,6 +74,8 @@ export async function serveCommand(args: string[]): Promise<number> {
         ...(socketGroup === undefined ? {} : { socketGroup }),
         maxConnections,
         ...(tls === undefined ? {} : { tls }),
+        ...(maxTlsHandshakes === undefined ? {} : { maxTlsHandshakes }),
+        ...(tlsHandshakeTimeoutMs === undefined ? {} : { tlsHandshakeTimeoutMs }),
         ...(http === undefined ? {} : { http }),
         logger,
         signal: controller.signal,

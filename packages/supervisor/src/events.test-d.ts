@@ -24,7 +24,7 @@ describe("SupervisorEvents", () => {
     expectTypeOf<SupervisorEvents["reject"]>().toEqualTypeOf<[RejectEvent]>();
   });
 
-  it("types a rejection: its kind, one of the eighteen reasons, an optional file or peer", () => {
+  it("types a rejection: its kind, one of the nineteen reasons, an optional file or peer", () => {
     expectTypeOf<RejectEvent>().toEqualTypeOf<{
       kind: "line" | "command" | "file" | "connection";
       reason: RejectReason;
@@ -50,6 +50,7 @@ describe("SupervisorEvents", () => {
       | "tls-expired-certificate"
       | "tls-plaintext"
       | "tls-handshake"
+      | "too-many-tls-handshakes"
       | "too-many-connections"
     >();
   });

@@ -17,6 +17,7 @@ export type RejectReason =
   | "tls-expired-certificate"
   | "tls-plaintext"
   | "tls-handshake"
+  | "too-many-tls-handshakes"
   | "too-many-connections";
 
 /** Payload of the `reject` event. */
@@ -76,8 +77,8 @@ export interface SupervisorStats {
   connections: number;
   /**
    * Connections refused before a byte of the protocol was read: over TLS, no client certificate, one from
-   * another CA, an expired one, plaintext, or a failed handshake; on either listener, one beyond
-   * `maxConnections`.
+   * another CA, an expired one, plaintext, a failed or timed-out handshake, or one beyond `maxTlsHandshakes`;
+   * on either listener, one beyond `maxConnections`.
    */
   connectionsRejected: number;
 }
@@ -101,6 +102,8 @@ export interface DaemonContext {
   readonly logger: import("@x/core").Logger;
   readonly stats: SupervisorStats;
   emit<K extends keyof SupervisorEvents>(event: K, ...payload: SupervisorEvents[K]): void;
+  /** Where the listeners refuse connections: counted, reported, and logged at a bounded rate. */
+  readonly refusals: import("./connection-refusals.js").ConnectionRefusals;
   /** Receives the timings that no event carries (the metrics of `serve --http`); absent: not measured. */
   observer?: DaemonObserver;
 }

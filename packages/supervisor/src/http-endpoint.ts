@@ -1,6 +1,7 @@
 import type { Logger } from "@x/core";
 import { durationMs, ReadOnlyHttpServer, textAnswer, v } from "@x/core/internal";
 import type { SupervisorMetrics } from "./metrics.js";
+import { integer } from "./option-schemas.js";
 import { pageSecurityHeaders, renderQueuePage } from "./queue-page.js";
 import type { SqlReader } from "./queue-reader.js";
 import { readQueueViewWith } from "./queue-view.js";
@@ -16,12 +17,6 @@ export interface HttpEndpoint {
   /** Queue entries per page, 1 to 1 000. Default 100. */
   pageSize?: number;
 }
-
-/** An integer from `min` to `max`; `what` names it in the error. */
-const integer = (min: number, max: number, what: string) => {
-  const error = `${what} (integer ${min} to ${max})`;
-  return v.number({ error }).int({ error }).min(min, { error }).max(max, { error });
-};
 
 /** The schema of {@link HttpEndpoint}. */
 export const httpEndpointSchema = v.strictObject({

@@ -13,6 +13,8 @@ export interface MetricsSources {
   reader: () => SqlReader;
   stats: () => SupervisorStats;
   openConnections: () => number;
+  /** TLS handshakes in progress now (0 without TLS). */
+  tlsHandshakes: () => number;
   /** Subscribes to the daemon's events. */
   on: <K extends keyof SupervisorEvents>(event: K, listener: (...args: SupervisorEvents[K]) => void) => void;
 }
@@ -39,7 +41,7 @@ export class SupervisorMetrics implements DaemonObserver {
   /** The figures read from the database for the scrape in progress. */
   #read: { cycles: FetcherCycle[]; running: number } = { cycles: [], running: 0 };
 
-  constructor({ storage, reader, stats, openConnections, on }: MetricsSources) {
+  constructor({ storage, reader, stats, openConnections, tlsHandshakes, on }: MetricsSources) {
     // Loaded when the daemon starts, not at import: prom-client costs tens of milliseconds to load (issue #31).
     const { Counter, Gauge, Histogram, Registry } = requireAtUse(
       "prom-client",
@@ -70,7 +72,7 @@ export class SupervisorMetrics implements DaemonObserver {
     );
     follow(
       "x_supervisor_connections_rejected_total",
-      "Connections refused before the protocol (TLS failures, beyond --max-connections).",
+      "Connections refused before the protocol (TLS failures, beyond --max-tls-handshakes or --max-connections).",
       (s) => s.connectionsRejected,
     );
     follow(
@@ -107,6 +109,14 @@ export class SupervisorMetrics implements DaemonObserver {
       registers,
       collect() {
         this.set(openConnections());
+      },
+    });
+    new Gauge({
+      name: "x_supervisor_tls_handshakes",
+      help: "TLS handshakes in progress now.",
+      registers,
+      collect() {
+        this.set(tlsHandshakes());
       },
     });
     /** A gauge per fetcher, read from the waiting entries when scraped. */

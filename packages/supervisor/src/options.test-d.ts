@@ -25,6 +25,8 @@ describe("startSupervisor() options", () => {
       | "socketGroup"
       | "maxConnections"
       | "tls"
+      | "maxTlsHandshakes"
+      | "tlsHandshakeTimeoutMs"
       | "http"
       | "logger"
       | "signal"
@@ -38,6 +40,8 @@ describe("startSupervisor() options", () => {
       socketGroup?: number | string;
       maxConnections?: number;
       tls?: TlsEndpoint;
+      maxTlsHandshakes?: number;
+      tlsHandshakeTimeoutMs?: number;
       http?: HttpEndpoint;
       logger?: Logger;
       signal?: AbortSignal;

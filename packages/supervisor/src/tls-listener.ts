@@ -1,4 +1,4 @@
-import type { Socket } from "node:net";
+import type { DropArgument, Socket } from "node:net";
 import type { Server, TLSSocket } from "node:tls";
 import { ErrorCode, SupervisorError } from "./errors.js";
 import type { DaemonContext, RejectReason } from "./events.js";
@@ -7,37 +7,53 @@ import { formatSubject, minTlsVersion, readTlsFiles, type TlsEndpoint } from "./
 /** Longest description of a refusal in a log line or `reject` event, in characters. */
 const maxSampleLength = 200;
 
-/** How long a client may take to complete the TLS handshake, in ms. */
-const handshakeTimeoutMs = 10_000;
+/** The log line of a refused TLS connection. */
+const refusedMessage = "TLS connection refused";
+
+/** How many handshakes the listener lets run at once, and for how long each. */
+export interface HandshakeLimits {
+  /** TLS handshakes in progress at once, at most; a connection beyond is closed as soon as it is accepted. */
+  maxHandshakes: number;
+  /** How long a client may take to complete the TLS handshake, in ms. */
+  handshakeTimeoutMs: number;
+}
 
 /**
  * The daemon's TLS listener: accepts only clients that present a certificate signed by the configured CA
  * (mutual TLS, TLS 1.2 or newer) and hands each accepted connection, with its certificate's subject, to
- * `accept`. Every other connection is logged, counted (`connectionsRejected`), reported as a `reject` event of
- * kind `connection`, and destroyed before a byte of the protocol is read.
+ * `accept`. Every other connection is refused (see `ConnectionRefusals`) and destroyed before a byte of the
+ * protocol is read. At most `maxHandshakes` connections are in their handshake at once: one more is closed by
+ * Node as soon as it is accepted, before any TLS state is made for it, so that clients that never finish
+ * their handshake cost a bounded number of descriptors and memory.
  */
 export class TlsListener {
   #server: Server;
   /** Connections still in their handshake: ended by {@link close}, which would otherwise wait for them. */
   #handshaking = new Set<Socket>();
+  /** Connections accepted by the server and not closed yet, handshaking or not. */
+  #open = 0;
   /** Each accepted connection's peer, `address:port`, taken at accept: a closed socket no longer knows it. */
   #peers = new WeakMap<Socket, string>();
   #endpoint: TlsEndpoint;
+  #limits: HandshakeLimits;
   #context: DaemonContext;
 
   /**
    * @param endpoint - the address and the files
    * @param files - the files' contents, already read and checked by `readTlsFiles`
+   * @param limits - the handshakes in progress at most, and how long each may take
    * @param accept - takes over an authorized connection
    * @param context - the daemon's logger, counters and events
    */
   constructor(
     endpoint: TlsEndpoint,
     files: Awaited<ReturnType<typeof readTlsFiles>>,
+    limits: HandshakeLimits,
     accept: (socket: Socket, subject: string) => void,
     context: DaemonContext,
   ) {
     this.#endpoint = endpoint;
+    this.#limits = limits;
     this.#context = context;
     // node:tls is loaded here, not imported: importing it costs milliseconds at the package's import (issue #31).
     this.#server = process.getBuiltinModule("node:tls").createServer({
@@ -49,17 +65,35 @@ export class TlsListener {
       // Not during the handshake: a client that hangs up in it is noticed at once (half-open, the handshake
       // would wait for its timeout). Accepted connections are half-open, as on the Unix socket.
       allowHalfOpen: false,
-      handshakeTimeout: handshakeTimeoutMs,
+      handshakeTimeout: limits.handshakeTimeoutMs,
     });
+    this.#updateCap();
+    // Beyond the cap Node closes the connection as it accepts it, before it makes a socket or TLS state.
+    this.#server.on("drop", (peer?: DropArgument) =>
+      context.refusals.refuse(
+        {
+          reason: "too-many-tls-handshakes",
+          sample: `${this.#handshaking.size} TLS handshakes in progress, the limit (maxTlsHandshakes)`,
+          ...(peer?.remoteAddress === undefined ? {} : { peer: `${peer.remoteAddress}:${peer.remotePort}` }),
+        },
+        refusedMessage,
+      ),
+    );
     this.#server.on("connection", (socket: Socket) => {
       // One small reply per command: Nagle's algorithm would only hold replies back, as on loopback.
       socket.setNoDelay(true);
       this.#peers.set(socket, `${socket.remoteAddress}:${socket.remotePort}`);
+      this.#open++;
       this.#handshaking.add(socket);
-      socket.once("close", () => this.#handshaking.delete(socket));
+      socket.once("close", () => {
+        this.#open--;
+        this.#handshaking.delete(socket);
+        this.#updateCap();
+      });
     });
     this.#server.on("secureConnection", (socket) => {
       this.#handshaking.delete(acceptedSocket(socket));
+      this.#updateCap();
       const rejection = authorizationFailure(socket);
       if (rejection === undefined) {
         socket.allowHalfOpen = true;
@@ -128,12 +162,24 @@ export class TlsListener {
     return closed;
   }
 
+  /** TLS handshakes in progress now. */
+  get handshakes(): number {
+    return this.#handshaking.size;
+  }
+
+  /**
+   * Sets Node's accept-time cap (`server.maxConnections`, which counts every open connection of the server)
+   * to the connections past their handshake plus `maxHandshakes`: a new connection is dropped exactly when
+   * `maxHandshakes` are in their handshake.
+   */
+  #updateCap(): void {
+    this.#server.maxConnections = this.#open - this.#handshaking.size + this.#limits.maxHandshakes;
+  }
+
   #reject(socket: TLSSocket, reason: RejectReason, sample: string): void {
     const peer = this.#peers.get(acceptedSocket(socket)) ?? "unknown";
     sample = sample.length > maxSampleLength ? `${sample.slice(0, maxSampleLength)}…` : sample;
-    this.#context.stats.connectionsRejected++;
-    this.#context.logger.warn({ reason, peer, sample }, "TLS connection refused");
-    this.#context.emit("reject", { kind: "connection", reason, sample, peer });
+    this.#context.refusals.refuse({ reason, sample, peer }, refusedMessage);
   }
 }
 

@@ -4,6 +4,7 @@ import { recordingLogger } from "@x/test-support/recording-logger";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { paths, RawConnection } from "../test/harness.js";
+import { ConnectionRefusals } from "./connection-refusals.js";
 import { type DaemonContext, newStats } from "./events.js";
 import { FetcherDirectory } from "./fetcher-directory.js";
 import { SupervisorStorage } from "./storage.js";
@@ -22,11 +23,12 @@ async function serve() {
   storage.enqueue("f", 1, [["hello", "1.0 1.1"]]);
   const events = new EventEmitter();
   const stats = newStats();
-  const context: DaemonContext = {
+  const base: Omit<DaemonContext, "refusals"> = {
     logger: recordingLogger().logger,
     stats,
     emit: (event, ...payload) => events.emit(event, ...payload),
   };
+  const context: DaemonContext = { ...base, refusals: new ConnectionRefusals(base) };
   const server = new WorkerServer(
     storage,
     new FetcherDirectory(p.fetchersDir, storage, context),

@@ -320,13 +320,11 @@ export class WorkerServer {
 
   #refuse(socket: Socket): void {
     socket.destroy();
-    this.#context.stats.connectionsRejected++;
     const sample = `${this.#connections.size} connections open, the limit (maxConnections)`;
-    this.#context.logger.warn(
-      { reason: "too-many-connections", open: this.#connections.size },
+    this.#context.refusals.refuse(
+      { reason: "too-many-connections", sample },
       "connection refused: too many connections",
     );
-    this.#context.emit("reject", { kind: "connection", reason: "too-many-connections", sample });
   }
 
   #scheduleFlush(): void {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
@@ -6,12 +6,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { maxUnansweredCommands } from "../src/worker-server.js";
 import { serve } from "./cli-process.js";
 import { paths, RawConnection, start } from "./harness.js";
-
-/** A field of /proc/<pid>/status, in KiB (VmRSS: resident now; VmHWM: the peak). */
-function procStatusKb(pid: number, field: "VmRSS" | "VmHWM"): number {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return Number(match![1]);
-}
+import { procStatusKb } from "./proc-status.js";
 
 /**
  * A client that writes commands as fast as the socket takes them and never reads a reply: it pauses its own

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { waitFor } from "@x/test-support/wait-for";
 import { onTestFinished } from "vitest";
 import type { DaemonPaths } from "./harness.js";
 
@@ -59,4 +60,23 @@ export function serve(p: DaemonPaths): CliProcess {
     await proc.exited;
   });
   return proc;
+}
+
+/**
+ * Waits for the `listening` line of `x-supervisor serve … --log-json` and returns it, parsed: where the
+ * daemon listens (`tls` and `http` with their actual ports).
+ */
+export async function listeningLine(
+  proc: CliProcess,
+): Promise<{ socket: string; tls?: { host: string; port: number }; http?: { host: string; port: number } }> {
+  const line = await waitFor(
+    () =>
+      proc
+        .stderr()
+        .split("\n")
+        .find((l) => l.includes('"msg":"listening"')),
+    60_000,
+    "the listening line",
+  );
+  return JSON.parse(line);
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseServeArgs } from "../src/cli-args.js";
 import type { QueueView } from "../src/index.js";
 import { escapeHtml, formatDuration } from "../src/queue-page.js";
-import { runCli } from "./cli-process.js";
+import { listeningLine, runCli } from "./cli-process.js";
 import { exchange, paths, RawConnection } from "./harness.js";
 import { readDb } from "./helpers.js";
 import { getText, startWithHttp, writeFetcherFile } from "./http-page.js";
@@ -280,16 +280,7 @@ describe("serve --http: /metrics", () => {
     twoFetchers(p);
     const proc = runCli(["serve", p.db, p.fetchersDir, p.socket, "--http", "127.0.0.1:0", "--log-json"]);
     try {
-      const line = await waitFor(
-        () =>
-          proc
-            .stderr()
-            .split("\n")
-            .find((l) => l.includes('"msg":"listening"')),
-        60_000,
-        "listening",
-      );
-      const { http } = JSON.parse(line) as { http: { host: string; port: number } };
+      const http = (await listeningLine(proc)).http!;
       expect(http.host).toBe("127.0.0.1");
       const text = await getText(`http://127.0.0.1:${http.port}/metrics`);
       if (promtool) expect(promtoolCheck(text).status).toBe(0);

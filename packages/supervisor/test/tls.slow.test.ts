@@ -23,6 +23,7 @@ import {
   runWorker,
   SupervisorClient,
   type SupervisorEvents,
+  type SupervisorOptions,
   startSupervisor,
   type TlsEndpoint,
 } from "../src/index.js";
@@ -66,8 +67,16 @@ const connectTo = (port: number, client: CertificateFiles = pki.client, caFile =
   caFile,
 });
 
-/** Starts a daemon with TLS on `p` (jobs from `lines`), recording its logs and events; closed after the test. */
-async function startTls(p: DaemonPaths, lines?: string, port = 0) {
+/**
+ * Starts a daemon with TLS on `p` (jobs from `lines`, `limits` of its handshakes), recording its logs and
+ * events; closed after the test.
+ */
+async function startTls(
+  p: DaemonPaths,
+  lines?: string,
+  port = 0,
+  limits: Pick<SupervisorOptions, "maxTlsHandshakes" | "tlsHandshakeTimeoutMs"> = {},
+) {
   if (lines !== undefined) writeFileSync(join(p.fetchersDir, "f.1.txt"), lines);
   const recorder = recordingLogger();
   const sup = await startSupervisor({
@@ -75,6 +84,7 @@ async function startTls(p: DaemonPaths, lines?: string, port = 0) {
     fetchersDir: p.fetchersDir,
     socket: p.socket,
     tls: listenOn(port),
+    ...limits,
     logger: recorder.logger,
   });
   onTestFinished(() => sup.close());
@@ -121,6 +131,18 @@ function tlsSocket(port: number, client: CertificateFiles = pki.client): Promise
       () => resolve(socket),
     );
     socket.once("error", reject);
+    onTestFinished(() => {
+      socket.destroy();
+    });
+  });
+}
+
+/** Opens a TCP connection to `port` that sends nothing (a handshake that never starts); closed after the test. */
+function openIdle(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: "127.0.0.1", port }, () => resolve(socket));
+    socket.once("error", reject);
+    socket.resume();
     onTestFinished(() => {
       socket.destroy();
     });
@@ -201,7 +223,9 @@ describe("the TLS listener", () => {
 
   it("notices at once a client that hangs up during the handshake, and logs its address", async () => {
     const p = paths();
-    const { sup, recorder, events, port } = await startTls(p);
+    const { sup, recorder, events, port } = await startTls(p, undefined, 0, {
+      tlsHandshakeTimeoutMs: 60_000,
+    });
     const hungUp = await new Promise<string>((resolve, reject) => {
       const client = createConnection({ host: "127.0.0.1", port }, () => {
         const peer = `${client.localAddress}:${client.localPort}`;
@@ -211,7 +235,7 @@ describe("the TLS listener", () => {
       client.on("error", reject);
       client.resume();
     });
-    // The handshake timeout is 10 s: the refusal must come well before it.
+    // The handshake timeout is 60 s here: the refusal must come well before it.
     await waitFor(() => events.reject.length === 1, 5_000, "the refusal");
     expect(events.reject[0]).toEqual({
       kind: "connection",
@@ -221,6 +245,71 @@ describe("the TLS listener", () => {
     });
     expect(recorder.messages("warn")).toEqual(["TLS connection refused"]);
     expect(sup.stats().connectionsRejected).toBe(1);
+  });
+
+  it("closes a connection whose handshake does not finish within tlsHandshakeTimeoutMs", async () => {
+    const p = paths();
+    const { sup, events, port } = await startTls(p, undefined, 0, { tlsHandshakeTimeoutMs: 400 });
+    const started = performance.now();
+    const idle = await openIdle(port);
+    await new Promise((resolve) => idle.once("close", resolve));
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(350);
+    expect(waited).toBeLessThan(5_000);
+    await waitFor(() => events.reject.length === 1, 5_000, "the refusal");
+    expect(events.reject[0]).toMatchObject({
+      kind: "connection",
+      reason: "tls-handshake",
+      sample: expect.stringContaining("ERR_TLS_HANDSHAKE_TIMEOUT"),
+    });
+    expect(sup.stats().connectionsRejected).toBe(1);
+  });
+
+  it("closes connections beyond maxTlsHandshakes as they are accepted, and takes new ones once a handshake ends", async () => {
+    const p = paths();
+    const { sup, recorder, events, port } = await startTls(p, "a 1\n", 0, {
+      maxTlsHandshakes: 2,
+      tlsHandshakeTimeoutMs: 60_000,
+    });
+    const idle = [await openIdle(port), await openIdle(port)];
+    await waitFor(
+      async () => (await sup.metrics()).includes("x_supervisor_tls_handshakes 2"),
+      5_000,
+      "two handshakes",
+    );
+    // A third connection, even a worker with a good certificate, is closed at once without a handshake.
+    await expect(SupervisorClient.connect(connectTo(port))).rejects.toMatchObject({
+      code: "ERR_X_SUPERVISOR_CONNECT",
+    });
+    expect(events.reject).toEqual([
+      {
+        kind: "connection",
+        reason: "too-many-tls-handshakes",
+        sample: "2 TLS handshakes in progress, the limit (maxTlsHandshakes)",
+        peer: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      },
+    ]);
+    expect(recorder.records.filter((r) => r.level === "warn").map((r) => [r.msg, r.fields.reason])).toEqual([
+      ["TLS connection refused", "too-many-tls-handshakes"],
+    ]);
+    // Once one of them hangs up, a worker gets its place; connections past their handshake do not count.
+    idle[0]!.destroy();
+    const worker = await waitFor(
+      () => SupervisorClient.connect(connectTo(port)).catch(() => undefined),
+      10_000,
+      "a free handshake",
+    );
+    // Its reply comes after the daemon's end of the handshake (a TLS 1.3 client finishes first).
+    expect(await worker.ready()).toMatchObject({ attrPath: "a" });
+    const again = await openIdle(port);
+    await waitFor(
+      async () => (await sup.metrics()).includes("x_supervisor_tls_handshakes 2"),
+      5_000,
+      "two handshakes",
+    );
+    expect(again.closed).toBe(false);
+    await worker.close();
+    expect(events.reject.filter((e) => e.reason === "too-many-tls-handshakes")).toHaveLength(1);
   });
 
   it("speaks TLS 1.2 and 1.3, and refuses older versions", async () => {
