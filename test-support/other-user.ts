@@ -1,5 +1,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { testTempDir } from "./temp-dir.js";
 
 /** The unprivileged user that plays "another user of the machine": `nobody`. */
 export const otherUser = { uid: 65534, gid: 65534 } as const;
@@ -61,3 +63,18 @@ for my $pid ($last + 1 .. $last + ${count}) { symlink($ARGV[0], "$ARGV[1]$pid$AR
 /** `""`, or ` (skipped: <why>)` to end the name of a test that needs {@link otherUser}, so that its skip says why. */
 export const otherUnavailableNote =
   otherUserUnavailable === undefined ? "" : ` (skipped: ${otherUserUnavailable})`;
+
+/**
+ * A temporary directory to run a command with as its `TMPDIR`, in which {@link otherUser} made
+ * `node-compile-cache` first (mode `0777`), as anyone can under `/tmp`. Call it inside a test: it is removed
+ * when the test finishes.
+ *
+ * @returns `env` for the command (`TMPDIR`, and `XDG_CACHE_HOME` at `own`'s parent), `theirs` (the other
+ *   user's directory) and `own` (`$XDG_CACHE_HOME/x`, where a command's cache should go instead)
+ */
+export function tmpWithOtherUsersCompileCache(): { env: NodeJS.ProcessEnv; theirs: string; own: string } {
+  const dir = testTempDir("x-other-users-cache-");
+  chmodSync(dir, 0o755);
+  const theirs = otherUsersDirectory(join(dir, "node-compile-cache"), 0o777);
+  return { env: { TMPDIR: dir, XDG_CACHE_HOME: join(dir, "xdg") }, theirs, own: join(dir, "xdg", "x") };
+}

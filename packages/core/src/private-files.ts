@@ -209,7 +209,7 @@ function homeCache(env: NodeJS.ProcessEnv): string | undefined {
  * Turns on Node's module compile cache (`module.enableCompileCache()`, Node 22.1+) for a command, in a
  * directory no other user controls. Node's default, `node-compile-cache` under the temporary directory, is
  * shared by every user of the machine: it is used only when {@link chooseCacheDirectory} finds it safe, else
- * this user's own cache directory, else no cache. `NODE_DISABLE_COMPILE_CACHE=1` leaves it off;
+ * this user's own cache directory, else no cache. `NODE_DISABLE_COMPILE_CACHE` (set to anything, as Node reads it) leaves it off;
  * `NODE_COMPILE_CACHE` names the directory, which Node itself then uses from its start on.
  *
  * @param options - see {@link CacheDirectoryOptions}; the default logger writes through Node's
@@ -220,7 +220,7 @@ function homeCache(env: NodeJS.ProcessEnv): string | undefined {
 export function enableCompileCacheSafely(options: CacheDirectoryOptions = {}): string | undefined {
   const { env = process.env, logger = debugLogger("x-cache") } = options;
   const { enableCompileCache, getCompileCacheDir } = process.getBuiltinModule("node:module");
-  if (enableCompileCache === undefined || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+  if (enableCompileCache === undefined || env.NODE_DISABLE_COMPILE_CACHE !== undefined) return undefined;
   if (!env.NODE_COMPILE_CACHE) {
     const temporary = (env.TMPDIR || env.TMP || env.TEMP || "/tmp").replace(/(.)\/+$/, "$1");
     const dir = chooseCacheDirectory(`${temporary}/node-compile-cache`, { env, logger });

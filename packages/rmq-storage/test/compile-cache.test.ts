@@ -1,0 +1,21 @@
+import { readdirSync } from "node:fs";
+import {
+  otherUnavailableNote,
+  otherUserUnavailable,
+  tmpWithOtherUsersCompileCache,
+} from "@x/test-support/other-user";
+import { describe, expect, it } from "vitest";
+import { cliEnv, runCli } from "./stack.js";
+
+describe.skipIf(otherUserUnavailable !== undefined)(
+  `x-rmq-storage's compile cache${otherUnavailableNote}`,
+  () => {
+    it("is never kept in a node-compile-cache directory another user made first", async () => {
+      const { env, theirs, own } = tmpWithOtherUsersCompileCache();
+      const run = await runCli(["--version"], cliEnv(env));
+      expect(run.code).toBe(0);
+      expect(readdirSync(theirs)).toEqual([]);
+      expect(readdirSync(own)).toEqual([expect.stringMatching(/^v\d/)]);
+    });
+  },
+);
