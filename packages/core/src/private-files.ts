@@ -209,8 +209,8 @@ function homeCache(env: NodeJS.ProcessEnv): string | undefined {
  * Turns on Node's module compile cache (`module.enableCompileCache()`, Node 22.1+) for a command, in a
  * directory no other user controls. Node's default, `node-compile-cache` under the temporary directory, is
  * shared by every user of the machine: it is used only when {@link chooseCacheDirectory} finds it safe, else
- * this user's own cache directory, else no cache. `NODE_DISABLE_COMPILE_CACHE` (set to anything, as Node reads it) leaves it off;
- * `NODE_COMPILE_CACHE` names the directory, which Node itself then uses from its start on.
+ * this user's own cache directory, else no cache. `NODE_DISABLE_COMPILE_CACHE` leaves it off (set to anything,
+ * as Node reads it); `NODE_COMPILE_CACHE` names the directory, which Node itself then uses from its start on.
  *
  * @param options - see {@link CacheDirectoryOptions}; the default logger writes through Node's
  *   `util.debuglog("x-cache")`: `NODE_DEBUG=x-cache` prints why a directory was passed over
