@@ -19,7 +19,7 @@ import { readTlsFiles, type TlsEndpoint, tlsEndpointSchema } from "./tls-endpoin
 import { TlsListener } from "./tls-listener.js";
 import { WorkerServer } from "./worker-server.js";
 
-/** Options of {@link startSupervisor} (and {@link Supervisor.start}). */
+/** Options of {@link startSupervisor}. */
 export interface SupervisorOptions {
   /** Path of the SQLite database (created if missing, migrated to schema version 2). */
   db: string;
