@@ -68,9 +68,13 @@ function loadInChild(): { cached: boolean; answer: number } {
 const script = loadWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cacheDir)});
 script.saveCache();
 console.log(JSON.stringify({ cached: script.cached, answer: script.exports.answer }));`;
-  const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    encoding: "utf8",
-  });
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--conditions=@x/source", "--input-type=module", "-e", script],
+    {
+      encoding: "utf8",
+    },
+  );
   if (child.status !== 0) throw new Error(child.stderr);
   return JSON.parse(child.stdout);
 }
