@@ -10,8 +10,10 @@ export default defineConfig({
   srcDir: "content",
   // No icon of its own: an empty one, so browsers do not ask the server for /favicon.ico.
   head: [["link", { rel: "icon", href: "data:," }]],
-  // The API reference and the copies are generated; every other page is linked from the sidebar.
+  // Headings take GitHub's anchors, so the READMEs' `#anchor` links work on the site too.
   markdown: { anchor: { slugify: githubSlug } },
+  // The local search index (about 2 MB) is one chunk, loaded when the search box opens.
+  vite: { build: { chunkSizeWarningLimit: 4096 } },
   themeConfig: {
     nav: nav(),
     sidebar: sidebar(),
