@@ -161,7 +161,15 @@ describe("SqliteCache", () => {
     writeFileSync(text, "this is not a database\n".repeat(100));
     const notSqlite = await expectCode(() => new SqliteCache(text), "ERR_X_CHECKPOINT_CACHE_OPEN");
     expect((notSqlite.cause as Error).message).toMatch(/not a database/);
-    await expectCode(() => new SqliteCache("" as string), "ERR_X_CHECKPOINT_INVALID_OPTION");
+  });
+
+  it("shows an empty or blank path quoted in its refusal", async () => {
+    const empty = await expectCode(() => new SqliteCache(""), "ERR_X_CHECKPOINT_INVALID_OPTION");
+    expect(empty.message).toBe('invalid option path: "" (expected a file path or ":memory:")');
+    const blank = await expectCode(() => new SqliteCache(" \t"), "ERR_X_CHECKPOINT_INVALID_OPTION");
+    expect(blank.message).toContain('invalid option path: " \\t"');
+    const other = await expectCode(() => new SqliteCache(7 as never), "ERR_X_CHECKPOINT_INVALID_OPTION");
+    expect(other.message).toContain("invalid option path: 7");
   });
 
   describe("corrupted or foreign values", () => {

@@ -1,5 +1,6 @@
 import { deserialize, serialize } from "node:v8";
 import type { SyncCache } from "@x/core";
+import { optionError } from "@x/core/internal";
 import type { Database, Statement } from "better-sqlite3";
 import { CheckpointError, ErrorCode } from "./errors.js";
 import { loadSqlite } from "./load-sqlite.js";
@@ -35,15 +36,14 @@ export class SqliteCache implements SyncCache {
    * Opens or creates the database.
    *
    * @param path - a file path, or `":memory:"` for a private in-memory database
-   * @throws `ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE` without `better-sqlite3`; `ERR_X_CHECKPOINT_CACHE_OPEN`
+   * @throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a path that is not a string, or empty or blank;
+   *   `ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE` without `better-sqlite3`; `ERR_X_CHECKPOINT_CACHE_OPEN`
    *   (the driver's error as `cause`) for a path that cannot be opened as a database
    */
   constructor(path: string) {
-    if (typeof path !== "string" || path === "") {
-      throw new CheckpointError(
-        ErrorCode.INVALID_OPTION,
-        `invalid option path: ${String(path)} (expected a non-empty file path or ":memory:")`,
-      );
+    if (typeof path !== "string" || path.trim() === "") {
+      const expected = 'a file path or ":memory:"';
+      throw optionError(ErrorCode.INVALID_OPTION, "path", path, expected, CheckpointError);
     }
     const Database = loadSqlite();
     this.path = path;

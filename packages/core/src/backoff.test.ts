@@ -83,7 +83,7 @@ describe("Backoff and backoffDelay options", () => {
     [{ initialMs: Number.NaN }, /invalid option initialMs: NaN/],
     [{ maxMs: 2 ** 31 }, /invalid option maxMs: 2147483648 .*longest timer/],
     [{ maxMs: Number.POSITIVE_INFINITY }, /invalid option maxMs: Infinity/],
-    [{ initalMs: 10 }, /invalid option initalMs: 10 \(expected no such option\)/],
+    [{ initalMs: 10 }, /unknown option initalMs: 10; did you mean initialMs\?/],
     [{ jitter: 2 }, /invalid option jitter: 2 \(expected a fraction from 0 to 1, or "full"\)/],
     [{ jitter: -0.1 }, /invalid option jitter/],
     [{ jitter: "half" }, /invalid option jitter/],

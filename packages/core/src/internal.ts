@@ -33,7 +33,13 @@ export {
 } from "./log-flags.js";
 export { isLogger, loggerOption } from "./logger-option.js";
 export { type OptionalPeer, type OptionalPeerErrors, requireOptionalPeer } from "./optional-peer.js";
-export { describeValue, optionError, parseOptions, type XErrorClass } from "./options.js";
+export {
+  describeValue,
+  optionError,
+  parseOptions,
+  unknownOptionError,
+  type XErrorClass,
+} from "./options.js";
 export {
   type AtomicContent,
   type AtomicWriteOptions,

@@ -109,7 +109,7 @@ describe("createConsoleLogger options", () => {
       { level: "INFO" },
       /invalid option level: "INFO" \(expected one of "debug", "info", "warn", "error", "silent"\)/,
     ],
-    [{ levle: "debug" }, /invalid option levle: "debug" \(expected no such option\)/],
+    [{ levle: "debug" }, /unknown option levle: "debug"; did you mean level\?/],
     [{ json: "yes" }, /invalid option json/],
     [{ stream: {} }, /invalid option stream/],
     [{ name: 3 }, /invalid option name/],

@@ -31,6 +31,8 @@ describe("describeValue", () => {
     expect(describeValue(-1)).toBe("-1");
     expect(describeValue(Number.NaN)).toBe("NaN");
     expect(describeValue(undefined)).toBe("undefined");
+    expect(describeValue([])).toBe("[]");
+    expect(describeValue(["a", 1])).toBe('["a",1]');
     expect(describeValue({ a: 1n })).toBe('{"a":"1n"}');
     expect(describeValue(function named() {})).toBe("[function named]");
     expect(describeValue(Symbol("s"))).toBe("Symbol(s)");
@@ -67,9 +69,27 @@ describe("parseOptions", () => {
     expect(error.message).toBe('invalid option nested.name: "" (expected a non-empty string)');
   });
 
-  it("names an unknown option", () => {
+  it("names an unknown option and suggests the nearest known one", () => {
     const error = caught(() => parseOptions(schema, { timeout: 1, timout: 2 }, "ERR_X_DEMO_OPTIONS"));
-    expect(error.message).toBe("invalid option timout: 2 (expected no such option)");
+    expect(error.message).toBe("unknown option timout: 2; did you mean timeout?");
+    expect(error.code).toBe("ERR_X_DEMO_OPTIONS");
+    expect(error.cause).toBeInstanceOf(v.SchemaError);
+    const strict = v.strictObject({ nested: v.strictObject({ name: v.string().optional() }) });
+    const nested = caught(() => parseOptions(strict, { nested: { nmae: "a" } }, "ERR_X_DEMO_OPTIONS"));
+    expect(nested.message).toBe('unknown option nested.nmae: "a"; did you mean nested.name?');
+  });
+
+  it("lists the options when no known one is near", () => {
+    const error = caught(() => parseOptions(schema, { timeout: 1, colour: "red" }, "ERR_X_DEMO_OPTIONS"));
+    expect(error.message).toBe('unknown option colour: "red" (the options are timeout, retries, nested)');
+  });
+
+  it("shows empty and blank strings quoted", () => {
+    const error = caught(() =>
+      parseOptions(schema, { timeout: 1, nested: { name: "" } }, "ERR_X_DEMO_OPTIONS"),
+    );
+    expect(error.message).toContain('nested.name: ""');
+    expect(describeValue(" \t")).toBe('" \\t"');
   });
 
   it("rejects a non-object as a whole", () => {

@@ -1,5 +1,12 @@
 import type { Logger } from "@x/core";
-import { loggerOption, MAX_DURATION_MS, optionError, parseOptions, v } from "@x/core/internal";
+import {
+  loggerOption,
+  MAX_DURATION_MS,
+  optionError,
+  parseOptions,
+  unknownOptionError,
+  v,
+} from "@x/core/internal";
 import { ErrorCode, GuardError, type MemoryMetric } from "./errors.js";
 
 /** How a guard interrupts: Resiliparse's three interrupt types. */
@@ -93,6 +100,13 @@ export interface CommonConfig {
    * process target, one to three levels (the last one listed ends the ladder); it replaces `interruptType`'s.
    */
   ladder?: readonly NodeJS.Signals[];
+  /**
+   * Not an option: set by `runGuardedCommand()`, which knows how it started the command. `"group"`: a process
+   * target leads a group of its own, and each signal goes to that group without reading `/proc` (which may
+   * show another PID namespace), followed by SIGCONT so that a stopped group acts on it; `"process"`: each
+   * signal goes to the target alone. Default: looked up at each signal.
+   */
+  targetGroup?: "group" | "process";
 }
 
 /** A TimeGuard's normalised configuration. */
@@ -259,7 +273,7 @@ export function optionsSignal(options: unknown, where: string): AbortSignal | un
   for (const [key, value] of Object.entries(options)) {
     if (value === undefined) continue;
     if (key !== "signal") {
-      throw optionError(ErrorCode.INVALID_OPTION, key, value, "no such option", GuardError);
+      throw unknownOptionError(ErrorCode.INVALID_OPTION, key, value, ["signal"], GuardError);
     }
     if (!(value instanceof AbortSignal)) {
       throw optionError(ErrorCode.INVALID_OPTION, "signal", value, "an AbortSignal", GuardError);

@@ -15,6 +15,8 @@ export interface Issue {
   readonly code: "invalid" | "unknown_key";
   /** The value is not of the expected kind, rather than breaking a rule. */
   readonly fatal: boolean;
+  /** For an `"unknown_key"`: the keys the object does declare, for a "did you mean …?" hint. */
+  readonly known?: readonly string[];
 }
 
 /** The error of {@link Schema.parse}, and the `cause` of `parseOptions`' errors: every issue found, first one first. */
@@ -58,10 +60,18 @@ export class Context {
   /** Issues found so far. */
   issues: Issue[] = [];
 
-  /** Records an issue at the current path (plus `key`, if given). */
-  report(message: string, fatal: boolean, key?: PropertyKey, code: Issue["code"] = "invalid"): void {
+  /** Records an issue at the current path (plus `key`, if given); `known` as in {@link Issue.known}. */
+  report(
+    message: string,
+    fatal: boolean,
+    key?: PropertyKey,
+    code: Issue["code"] = "invalid",
+    known?: readonly string[],
+  ): void {
     const path = key === undefined ? this.path.slice() : [...this.path, key];
-    this.issues.push({ path, message, code, fatal });
+    this.issues.push(
+      known === undefined ? { path, message, code, fatal } : { path, message, code, fatal, known },
+    );
   }
 }
 

@@ -62,7 +62,13 @@ export class ObjectSchema<S extends Shape> extends RuledSchema<ObjectOutput<S>> 
     if (this.strictKeys) {
       for (const key of Object.keys(value)) {
         if (Object.hasOwn(this.shape, key)) continue;
-        ctx.report(`Unrecognized key: ${JSON.stringify(key)}`, false, key, "unknown_key");
+        ctx.report(
+          `Unrecognized key: ${JSON.stringify(key)}`,
+          false,
+          key,
+          "unknown_key",
+          Object.keys(this.shape),
+        );
         valid = false;
       }
     }
