@@ -54,11 +54,13 @@ export {
 export {
   type HttpAnswer,
   type HttpRoutes,
+  type ReadOnlyHttpAddress,
   ReadOnlyHttpServer,
   textAnswer,
 } from "./read-only-http.js";
 export { inspectAs, inspectCustom, redactedMark, redactUrl } from "./redact.js";
 export * as v from "./schema/v.js";
+export { allowedHostsSchema, parseHostName } from "./served-hosts.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { onStdioError, writeStdout } from "./stdio.js";
 export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";

@@ -1,4 +1,5 @@
 import { request } from "node:http";
+import { requestWithHost } from "@x/test-support/http-host";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Logger } from "./logger.js";
 import { type HttpRoutes, ReadOnlyHttpServer, textAnswer } from "./read-only-http.js";
@@ -7,8 +8,12 @@ const errors: unknown[] = [];
 const logger: Logger = { debug() {}, info() {}, warn() {}, error: (fields) => errors.push(fields) };
 const servers: ReadOnlyHttpServer[] = [];
 
-async function serve(routes: HttpRoutes): Promise<string> {
-  const server = new ReadOnlyHttpServer({ host: "127.0.0.1", port: 0 }, routes, logger);
+async function serve(routes: HttpRoutes, allowedHosts?: string[]): Promise<string> {
+  const server = new ReadOnlyHttpServer(
+    { host: "127.0.0.1", port: 0, ...(allowedHosts === undefined ? {} : { allowedHosts }) },
+    routes,
+    logger,
+  );
   servers.push(server);
   await server.listen();
   return `http://127.0.0.1:${server.address().port}`;
@@ -42,6 +47,27 @@ describe("ReadOnlyHttpServer", () => {
     const post = await fetch(`${base}/hello`, { method: "POST", body: "x" });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("answers 421 to a Host it does not serve (DNS rebinding), and its routes to the ones it does", async () => {
+    const base = await serve(routes, ["queue.example.org"]);
+    const { port } = new URL(base);
+    const status = async (host: string) => (await requestWithHost(`${base}/hello?name=you`, host)).status;
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `queue.example.org:${port}`,
+      "queue.example.org",
+    ]) {
+      expect(await status(host), host).toBe(200);
+    }
+    for (const host of [`attacker.example:${port}`, `127.0.0.1.nip.io:${port}`, `example.org:${port}`]) {
+      const response = await requestWithHost(`${base}/hello?name=you`, host);
+      expect(response.status, host).toBe(421);
+      expect(response.body).toBe("misdirected request: this server does not answer for that host name\n");
+    }
+    // whatever the method: the check comes first
+    expect((await requestWithHost(`${base}/hello`, "attacker.example", "POST")).status).toBe(421);
   });
 
   it("answers 500 and logs when a route fails, and keeps serving", async () => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HostPort } from "./host-port.js";
 import type { Logger } from "./logger.js";
+import { servedHostNames, servesHost } from "./served-hosts.js";
 
 /** What a {@link ReadOnlyHttpServer} route answers. */
 export interface HttpAnswer {
@@ -12,6 +13,15 @@ export interface HttpAnswer {
   body: string;
   /** More response headers. */
   headers?: Record<string, string>;
+}
+
+/** Where a {@link ReadOnlyHttpServer} listens, and the host names it answers for. */
+export interface ReadOnlyHttpAddress extends HostPort {
+  /**
+   * Host names (without a port) that clients may name in the `Host` header besides `localhost`, `host` and
+   * IP addresses: a reverse proxy's or the machine's DNS name. Any other name is answered 421. Default none.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** Answers one `GET` (or `HEAD`) by its URL; a rejection answers 500 and is logged. */
@@ -28,7 +38,9 @@ export function textAnswer(status: number, body: string): HttpAnswer {
  * A daemon's read-only HTTP listener (a status page, Prometheus metrics): `GET` and `HEAD` only (405
  * otherwise), never cached (`cache-control: no-store`), with bounded header, request and keep-alive times so
  * that idle or slow clients cannot pile up. It has no authentication: keep it on loopback, or behind a reverse
- * proxy that authenticates.
+ * proxy that authenticates. It answers only requests whose `Host` header is an IP address, `localhost`, the host
+ * it listens on or one of `allowedHosts` (421 Misdirected Request otherwise), so that a web page in a browser on
+ * the same machine cannot read it under a name of its own through DNS rebinding.
  */
 export class ReadOnlyHttpServer {
   readonly #server: Server;
@@ -36,15 +48,23 @@ export class ReadOnlyHttpServer {
 
   /**
    * @param address - where to listen; port 0 picks a free one (see {@link ReadOnlyHttpServer.address})
+   *   and the host names it answers for
    * @param routes - answers each request
-   * @param logger - where a failing route is logged
+   * @param logger - where a failing route is logged, and a request for another host at debug level
    */
-  constructor(address: HostPort, routes: HttpRoutes, logger: Logger) {
-    this.#address = address;
+  constructor(address: ReadOnlyHttpAddress, routes: HttpRoutes, logger: Logger) {
+    this.#address = { host: address.host, port: address.port };
+    const served = servedHostNames(address.host, address.allowedHosts);
     // Loaded here, not imported: an ESM import of node:http also loads Node's fetch (undici), about 15 ms that
     // every command importing @x/core/internal would pay at startup, HTTP listener or not.
     const { createServer } = process.getBuiltinModule("node:http");
     this.#server = createServer((request, response) => {
+      if (!servesHost(request.headers.host, served)) {
+        logger.debug({ host: request.headers.host, url: request.url }, "HTTP request for another host: 421");
+        response.writeHead(421, { "content-type": plainText, "cache-control": "no-store" });
+        response.end("misdirected request: this server does not answer for that host name\n");
+        return;
+      }
       answer(request, response, routes).catch((error: unknown) => {
         logger.error({ err: error, url: request.url }, "HTTP request failed");
         if (!response.headersSent) response.writeHead(500, { "content-type": plainText });

@@ -28,6 +28,7 @@ const flags = [
   "--log-json",
   "--version",
   "--management",
+  "--metrics-host",
   "--json",
   "--force",
   "--drop-storage",

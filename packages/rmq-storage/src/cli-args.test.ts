@@ -103,6 +103,21 @@ describe("serve --metrics", () => {
     expect(() => parseServeArgs(["--metrics", "host"], env)).toThrow(/--metrics: "host" is not HOST:PORT/);
     expect(() => parseServeArgs(["--management", "http://m/"], env)).toThrow(UsageError);
   });
+
+  it("--metrics-host NAME, repeatable, adds the names /metrics answers for; it needs --metrics", () => {
+    const metrics = (...flags: string[]) => (parseServeArgs(flags, env) as { metrics: unknown }).metrics;
+    expect(
+      metrics("--metrics", "9464", "--metrics-host", "box.example.org", "--metrics-host", "box"),
+    ).toEqual({
+      host: "127.0.0.1",
+      port: 9464,
+      allowedHosts: ["box.example.org", "box"],
+    });
+    expect(() => parseServeArgs(["--metrics-host", "box"], env)).toThrow(/--metrics-host needs --metrics/);
+    expect(() => parseServeArgs(["--metrics", "9464", "--metrics-host", "http://box"], env)).toThrow(
+      /--metrics-host: "http:\/\/box" is not a host name/,
+    );
+  });
 });
 
 describe("several brokers and quorum queues on the command line", () => {

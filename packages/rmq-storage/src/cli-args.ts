@@ -4,6 +4,7 @@ import {
   logFlagOptions,
   parseCommandLine,
   parseDurationMs,
+  parseHostName,
   parseListenAddress,
   readLogFlags,
   UsageError,
@@ -137,8 +138,11 @@ export interface ServeCommandLine {
   prefix: string | undefined;
   heartbeatMs: number | undefined;
   readyFd: string | undefined;
-  /** `--metrics` and `--management`: where to serve `/metrics`, and the management API it reads. */
-  metrics: { host: string; port: number; management?: string } | undefined;
+  /**
+   * `--metrics`, `--management` and `--metrics-host`: where to serve `/metrics`, the management API it reads,
+   * and the host names it answers for besides.
+   */
+  metrics: { host: string; port: number; management?: string; allowedHosts?: string[] } | undefined;
   /** `--log-level`, `--log-json` (`--json-logs`, deprecated). */
   log: LogFlags;
 }
@@ -170,6 +174,7 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
       "ready-fd": { type: "string" },
       metrics: { type: "string" },
       management: { type: "string" },
+      "metrics-host": { type: "string", multiple: true },
       ...logFlagOptions,
       ...infoFlagOptions,
     },
@@ -205,6 +210,9 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
     throw new UsageError("--delivery-limit needs --queue-type quorum");
   if (values.management !== undefined && values.metrics === undefined)
     throw new UsageError("--management is read by --metrics: give both, or neither");
+  if (values["metrics-host"] !== undefined && values.metrics === undefined)
+    throw new UsageError("--metrics-host needs --metrics");
+  const allowedHosts = values["metrics-host"]?.map((name) => parseHostName("--metrics-host", name));
   return {
     info: false,
     amqp,
@@ -226,6 +234,7 @@ export function parseServeArgs(args: string[], env: CliEnv): ServeCommandLine | 
         : {
             ...parseListenAddress("--metrics", values.metrics),
             ...(values.management === undefined ? {} : { management: values.management }),
+            ...(allowedHosts === undefined ? {} : { allowedHosts }),
           },
     log,
   };

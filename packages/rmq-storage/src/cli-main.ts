@@ -85,6 +85,9 @@ Options:
                       to 127.0.0.1; no authentication: keep it on loopback or behind a proxy)
   --management URL    the management API the metrics read to tell active from standby
                       queues (default as for stats; none for amqp:// to another host)
+  --metrics-host NAME a host name /metrics answers for besides localhost, HOST and IP
+                      addresses (the machine's DNS name); repeatable. Any other Host
+                      header gets 421, so that a web page cannot read the metrics
 ${logFlagsHelp(22)}
                       (--json-logs, its former spelling, still works but is deprecated)
 ${infoFlagsHelp(22)}`,

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import type { InspectOptions, inspect } from "node:util";
 import { type Logger, sleep, XError } from "@x/core";
 import {
+  allowedHostsSchema,
   durationMs,
   inspectAs,
   inspectCustom,
@@ -130,6 +131,12 @@ export interface MetricsEndpoint {
    * none (the gauge is left out, rather than send the password in clear), unless given.
    */
   management?: string;
+  /**
+   * Host names (without a port) that scrapers may name in the `Host` header besides `localhost`, `host` and
+   * IP addresses, such as the machine's DNS name. A request for any other name is answered 421, so that a web
+   * page cannot read the metrics through DNS rebinding. Default none.
+   */
+  allowedHosts?: string[];
 }
 
 const rangesError =
@@ -167,6 +174,7 @@ const optionsSchema = v
         host: v.string({ error: "a host name or IP address" }).min(1).default("127.0.0.1"),
         port: intIn("TCP port", 0, 65_535),
         management: v.string({ error: "an http:// or https:// URL" }).optional(),
+        allowedHosts: allowedHostsSchema,
       })
       .optional(),
   })

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:net";
+import { requestWithHost } from "@x/test-support/http-host";
 import { parsePrometheusText, promtoolCheck, type Sample } from "@x/test-support/prometheus";
 import { AMQP_URL, requireService } from "@x/test-support/services";
 import { waitFor } from "@x/test-support/wait-for";
@@ -279,6 +280,46 @@ describe("RmqStorageServer's metrics option", () => {
     await waitFor(async () => (await gauge(address)).every((v) => v === 1), 20_000, "every queue active");
     expect(await gauge(address)).toHaveLength(160);
   }, 90_000);
+
+  it("answers 421 to a Host it does not serve (DNS rebinding), 200 to its own and allowedHosts", async () => {
+    const server = await RmqStorageServer.start({
+      url: AMQP_URL,
+      prefix: box.prefix(),
+      storage: "sqlite::memory:",
+      metrics: { port: 0, allowedHosts: ["metrics.example.org"] },
+    });
+    onTestFinished(() => server.stop());
+    const { port } = server.metricsAddress() as Address;
+    const url = `http://127.0.0.1:${port}/metrics`;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `metrics.example.org:${port}`]) {
+      const { status, body } = await requestWithHost(url, host);
+      expect(status, host).toBe(200);
+      expect(body).toContain("x_rmq_storage_items_total");
+    }
+    for (const host of [`attacker.example:${port}`, `127.0.0.1.attacker.example:${port}`]) {
+      const { status, body } = await requestWithHost(url, host);
+      expect(status, host).toBe(421);
+      expect(body).not.toContain("x_rmq_storage");
+    }
+  });
+
+  it("serve --metrics-host: the CLI server answers that name, and 421 to others", async () => {
+    const [file, prefix] = [box.file(), box.prefix()];
+    const server = await spawnServer([
+      ...serveArgs(`sqlite:${file}`, prefix),
+      "--metrics",
+      "0",
+      "--metrics-host",
+      "metrics.example.org",
+    ]);
+    onTestFinished(() => {
+      server.child.kill("SIGKILL");
+    });
+    const { port } = await metricsAddress(server);
+    const url = `http://127.0.0.1:${port}/metrics`;
+    expect((await requestWithHost(url, `metrics.example.org:${port}`)).status).toBe(200);
+    expect((await requestWithHost(url, `attacker.example:${port}`)).status).toBe(421);
+  }, 60_000);
 
   it("refuses a management URL that is not http(s), showing no password", async () => {
     await expect(

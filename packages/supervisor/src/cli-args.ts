@@ -4,6 +4,7 @@ import {
   logFlagOptions,
   parseCommandLine,
   parseDurationMs,
+  parseHostName,
   parseListenAddress,
   parseSizeBytes,
   readLogFlags,
@@ -89,8 +90,8 @@ export interface ServeCommandLine extends InfoFlags {
   maxTlsHandshakes: number | undefined;
   /** `--tls-handshake-timeout` in ms (with `--tls`), or `undefined` for the daemon's default. */
   tlsHandshakeTimeoutMs: number | undefined;
-  /** `--http`: where to serve the page and metrics. */
-  http: { host: string; port: number } | undefined;
+  /** `--http`: where to serve the page and metrics, and `--http-host`: the names it answers for besides. */
+  http: { host: string; port: number; allowedHosts: string[] } | undefined;
   /** `--log-level`, `--log-json`. */
   log: LogFlags;
 }
@@ -108,6 +109,7 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       tls: { type: "string" },
       ...tlsFileOptions,
       http: { type: "string" },
+      "http-host": { type: "string", multiple: true },
       "socket-mode": { type: "string", default: "0660" },
       "db-mode": { type: "string", default: "0600" },
       "socket-group": { type: "string" },
@@ -144,6 +146,10 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       `--${handshakes === undefined ? "tls-handshake-timeout" : "max-tls-handshakes"} needs --tls`,
     );
   }
+  if (values.http === undefined && values["http-host"] !== undefined) {
+    throw new UsageError("--http-host needs --http");
+  }
+  const allowedHosts = (values["http-host"] ?? []).map((name) => parseHostName("--http-host", name));
   const [db, fetchersDir, socket] = positionals as [string, string, string];
   return {
     ...line,
@@ -162,7 +168,8 @@ export function parseServeArgs(args: string[]): ServeCommandLine {
       handshakes === undefined ? undefined : parseCount("--max-tls-handshakes", handshakes, 1, 100_000),
     tlsHandshakeTimeoutMs:
       handshakeTimeout === undefined ? undefined : parseHandshakeTimeout(handshakeTimeout),
-    http: values.http === undefined ? undefined : parseListenAddress("--http", values.http),
+    http:
+      values.http === undefined ? undefined : { ...parseListenAddress("--http", values.http), allowedHosts },
     log,
   };
 }

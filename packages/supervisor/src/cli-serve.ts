@@ -33,6 +33,9 @@ ${tlsFileUsage}
   --http [HOST:]PORT      serve a read-only page of the queue (/), its data (/queue.json) and Prometheus
                           metrics (/metrics) on HOST:PORT; HOST defaults to 127.0.0.1 (loopback). No
                           authentication: put a reverse proxy in front to expose it
+  --http-host NAME        a host name the page answers for besides localhost, HOST and IP addresses (the
+                          machine's DNS name, a reverse proxy's); repeatable. Requests that name any other
+                          host get 421 (so that a web page cannot read the queue through DNS rebinding)
   --socket-mode MODE      the socket's mode, octal (default 0660); it has it from the moment it appears
   --db-mode MODE          the mode of <db> when the daemon creates it, octal (default 0600); SQLite gives
                           its -wal and -shm files the same. An existing <db> keeps its mode

@@ -1,5 +1,5 @@
 import type { Logger } from "@x/core";
-import { durationMs, ReadOnlyHttpServer, textAnswer, v } from "@x/core/internal";
+import { allowedHostsSchema, durationMs, ReadOnlyHttpServer, textAnswer, v } from "@x/core/internal";
 import type { SupervisorMetrics } from "./metrics.js";
 import { integer } from "./option-schemas.js";
 import { pageSecurityHeaders, renderQueuePage } from "./queue-page.js";
@@ -16,6 +16,12 @@ export interface HttpEndpoint {
   refreshMs?: number;
   /** Queue entries per page, 1 to 1 000. Default 100. */
   pageSize?: number;
+  /**
+   * Host names (without a port) that browsers and proxies may name in the `Host` header besides `localhost`,
+   * `host` and IP addresses, such as the machine's DNS name or a reverse proxy's. A request for any other
+   * name is answered 421, so that a web page cannot read the queue through DNS rebinding. Default none.
+   */
+  allowedHosts?: string[];
 }
 
 /** The schema of {@link HttpEndpoint}. */
@@ -24,6 +30,7 @@ export const httpEndpointSchema = v.strictObject({
   port: integer(0, 65_535, "a TCP port"),
   refreshMs: durationMs({ min: 500, max: 3_600_000, integer: true }).default(5_000),
   pageSize: integer(1, 1_000, "a page size").default(100),
+  allowedHosts: allowedHostsSchema,
 });
 
 /** What the HTTP listener reads from. */

@@ -51,6 +51,7 @@ describe("startSupervisor() options", () => {
       port: number;
       refreshMs?: number;
       pageSize?: number;
+      allowedHosts?: string[];
     }>();
     expectTypeOf<TlsEndpoint>().toEqualTypeOf<{
       host: string;

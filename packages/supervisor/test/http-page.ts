@@ -8,7 +8,7 @@ import type { DaemonPaths } from "./harness.js";
 /** Starts a daemon on `p` with its HTTP listener on a free loopback port; closed when the test finishes. */
 export async function startWithHttp(
   p: DaemonPaths,
-  http: { refreshMs?: number; pageSize?: number } = {},
+  http: { refreshMs?: number; pageSize?: number; allowedHosts?: string[] } = {},
 ): Promise<{ sup: Supervisor; base: string }> {
   const sup = await startSupervisor({
     db: p.db,

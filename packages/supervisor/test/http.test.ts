@@ -1,9 +1,10 @@
 import { request } from "node:http";
+import { requestWithHost } from "@x/test-support/http-host";
 import { parsePrometheusText, promtool, promtoolCheck, sampleValue } from "@x/test-support/prometheus";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
 import { parseServeArgs } from "../src/cli-args.js";
-import type { QueueView } from "../src/index.js";
+import { type QueueView, startSupervisor } from "../src/index.js";
 import { escapeHtml, formatDuration } from "../src/queue-page.js";
 import { listeningLine, runCli } from "./cli-process.js";
 import { exchange, paths, RawConnection } from "./harness.js";
@@ -178,11 +179,57 @@ describe("serve --http: the page and /queue.json", () => {
 
   it("--http takes HOST:PORT, [IPv6]:PORT, or a bare PORT on 127.0.0.1", () => {
     const http = (address: string) => parseServeArgs(["a.db", "fetchers", "s.sock", "--http", address]).http;
-    expect(http("9100")).toEqual({ host: "127.0.0.1", port: 9100 });
-    expect(http("0.0.0.0:9100")).toEqual({ host: "0.0.0.0", port: 9100 });
-    expect(http("[::1]:9100")).toEqual({ host: "::1", port: 9100 });
+    expect(http("9100")).toEqual({ host: "127.0.0.1", port: 9100, allowedHosts: [] });
+    expect(http("0.0.0.0:9100")).toEqual({ host: "0.0.0.0", port: 9100, allowedHosts: [] });
+    expect(http("[::1]:9100")).toEqual({ host: "::1", port: 9100, allowedHosts: [] });
     expect(() => http("99999")).toThrow(/--http: .*HOST:PORT/);
     expect(() => http("host")).toThrow(/HOST:PORT/);
+  });
+
+  it("--http-host NAME, repeatable, adds the names the page answers for; it needs --http", () => {
+    const serve = (...flags: string[]) => parseServeArgs(["a.db", "fetchers", "s.sock", ...flags]);
+    expect(serve("--http", "9100", "--http-host", "queue.example.org", "--http-host", "box").http).toEqual({
+      host: "127.0.0.1",
+      port: 9100,
+      allowedHosts: ["queue.example.org", "box"],
+    });
+    expect(() => serve("--http-host", "box")).toThrow(/--http-host needs --http/);
+    expect(() => serve("--http", "9100", "--http-host", "box:9100")).toThrow(
+      /--http-host: "box:9100" is not a host name/,
+    );
+  });
+
+  it("answers 421 to a Host it does not serve, so that a web page cannot read the queue through DNS rebinding", async () => {
+    const p = paths();
+    twoFetchers(p);
+    const { sup, base } = await startWithHttp(p, { allowedHosts: ["queue.example.org"] });
+    const { port } = sup.httpAddress()!;
+    for (const path of ["/", "/queue.json", "/metrics"]) {
+      for (const host of [
+        `127.0.0.1:${port}`,
+        `localhost:${port}`,
+        `[::1]:${port}`,
+        `queue.example.org:${port}`,
+      ]) {
+        expect((await requestWithHost(`${base}${path}`, host)).status, `${host} ${path}`).toBe(200);
+      }
+      for (const host of [`attacker.example:${port}`, `127.0.0.1.attacker.example:${port}`, "example.org"]) {
+        const { status, body } = await requestWithHost(`${base}${path}`, host);
+        expect(status, `${host} ${path}`).toBe(421);
+        expect(body).not.toContain("alpha");
+      }
+    }
+    await expect(
+      startSupervisor({
+        db: `${p.db}2`,
+        fetchersDir: p.fetchersDir,
+        socket: `${p.socket}2`,
+        http: { port: 0, allowedHosts: ["a:1"] },
+      }),
+    ).rejects.toMatchObject({
+      code: "ERR_X_SUPERVISOR_INVALID_OPTION",
+      message: expect.stringMatching(/http\.allowedHosts\.0.*host name/),
+    });
   });
 
   it("answers workers while a slow HTTP client holds a connection open", async () => {
@@ -275,13 +322,26 @@ describe("serve --http: /metrics", () => {
     expect(() => parsePrometheusText("# TYPE a gauge\na one\n")).toThrow(/bad value/);
   });
 
-  it("x-supervisor serve --http: curl HOST:PORT/metrics works on the CLI daemon", async () => {
+  it("x-supervisor serve --http: curl HOST:PORT/metrics works on the CLI daemon, --http-host adds a name", async () => {
     const p = paths();
     twoFetchers(p);
-    const proc = runCli(["serve", p.db, p.fetchersDir, p.socket, "--http", "127.0.0.1:0", "--log-json"]);
+    const proc = runCli([
+      "serve",
+      p.db,
+      p.fetchersDir,
+      p.socket,
+      "--http",
+      "127.0.0.1:0",
+      "--http-host",
+      "metrics.example.org",
+      "--log-json",
+    ]);
     try {
       const http = (await listeningLine(proc)).http!;
       expect(http.host).toBe("127.0.0.1");
+      const metrics = `http://127.0.0.1:${http.port}/metrics`;
+      expect((await requestWithHost(metrics, `metrics.example.org:${http.port}`)).status).toBe(200);
+      expect((await requestWithHost(metrics, `attacker.example:${http.port}`)).status).toBe(421);
       const text = await getText(`http://127.0.0.1:${http.port}/metrics`);
       if (promtool) expect(promtoolCheck(text).status).toBe(0);
       const samples = parsePrometheusText(text);
