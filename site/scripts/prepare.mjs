@@ -33,7 +33,10 @@ const typedoc = spawnSync(join(import.meta.dirname, "../node_modules/.bin/typedo
   stdio: "inherit",
 });
 if (typedoc.status !== 0) {
-  console.error("prepare: TypeDoc failed (a broken {@link}, or a type the API names but does not export?)");
+  console.error(
+    "prepare: TypeDoc failed. A {@link} to a name the entry point does not export cannot be followed by users" +
+      " either: link an exported name, or write the name in backticks.",
+  );
   process.exit(typedoc.status ?? 1);
 }
 for (const page of globSync("api/**/*.md", { cwd: content })) {

@@ -57,7 +57,8 @@ export function optionError(
 
 /**
  * The error for an option nobody declares: `unknown option <name>: <value>; did you mean <nearest>?` when a
- * known name is close (see {@link nearestName}), else `unknown option <name>: <value> (the options are …)`.
+ * known name is close (in another case or spelling, without its unit suffix, or a few typos away), else
+ * `unknown option <name>: <value> (the options are …)`.
  *
  * @param code - the package's code, e.g. `ERR_X_GUARD_INVALID_OPTION`
  * @param option - the unknown option's name (a dotted path for nested options)

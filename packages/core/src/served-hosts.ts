@@ -9,7 +9,8 @@ const hostNameWords = "a host name (letters, digits, '-', '_' and dots, without 
 
 /**
  * The schema of the `allowedHosts` option of a daemon's HTTP listener: host names (without a port) that its
- * clients may name in the `Host` header, besides the ones it always answers for (see {@link servesHost}).
+ * clients may name in the `Host` header, besides the ones it always answers for (`localhost`, the address
+ * it listens on, and any IP address).
  * Default `[]`.
  */
 export const allowedHostsSchema = v
