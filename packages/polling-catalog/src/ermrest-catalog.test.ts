@@ -7,8 +7,10 @@ import {
   ConcurrentUpdate,
   ErmrestCatalog,
   type ErmrestCatalogOptions,
+  ErrorCode,
   HTTPError,
   NotModified,
+  PollingCatalogError,
 } from "./index.js";
 
 async function setup(options: Partial<ErmrestCatalogOptions> = {}) {
@@ -430,7 +432,7 @@ describe("retries", () => {
     expect(fake.rows("S:Job").find((row) => row.id === 1)?.state).toBe("claimed");
   });
 
-  it("retries network errors and finally rejects with the underlying error", async () => {
+  it("retries network errors and finally rejects with ERR_X_POLLING_CATALOG_NETWORK saying why", async () => {
     const port = await closedPort();
     const recorder = recordingFetch();
     const catalog = new ErmrestCatalog({
@@ -440,9 +442,25 @@ describe("retries", () => {
       fetch: recorder.fetch,
     });
     const error = await catalog.get("/entity/S:Job").catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TypeError);
-    expect(XError.is(error)).toBe(false);
+    expect(XError.is(error, ErrorCode.NETWORK)).toBe(true);
+    expect(error).toBeInstanceOf(PollingCatalogError);
+    expect((error as Error).message).toBe(
+      `GET http://127.0.0.1:${port}/ermrest/catalog/1/entity/S:Job: fetch failed: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+    expect((error as Error).cause).toBeInstanceOf(TypeError);
     expect(recorder.calls).toHaveLength(5);
+  });
+
+  it("says why https to an http server fails", async () => {
+    await using stub = await startStubServer((_request, response) => {
+      response.writeHead(200, { "Content-Type": "application/json" }).end("[]");
+    });
+    const catalog = new ErmrestCatalog({ scheme: "https", server: stub.server, catalogId: 1 });
+    const error = await catalog.get("/entity/S:Job").catch((e: unknown) => e);
+    expect(XError.is(error, ErrorCode.NETWORK)).toBe(true);
+    expect((error as Error).message).toBe(
+      `GET https://${stub.server}/ermrest/catalog/1/entity/S:Job: fetch failed: TLS wrong version number (ERR_SSL_WRONG_VERSION_NUMBER; is the server plain http?)`,
+    );
   });
 
   it("honours Retry-After in seconds", async () => {

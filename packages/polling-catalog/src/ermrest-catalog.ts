@@ -12,6 +12,7 @@ import {
 } from "./catalog-options.js";
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
+import { networkError } from "./network-error.js";
 import { type BoundedBody, readBoundedBody } from "./read-body.js";
 import { inspectAs, maskSecrets, redactedMark, secretsOf } from "./redact.js";
 import { CatalogResponse } from "./response.js";
@@ -313,7 +314,8 @@ export class ErmrestCatalog<
         sent = await this.#attempt(url, init, spec.signal);
       } catch (error) {
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
-        if (++failures >= maxTries || !idempotent || spec.signal?.aborted || XError.is(error)) throw error;
+        if (spec.signal?.aborted || XError.is(error)) throw error;
+        if (++failures >= maxTries || !idempotent) throw networkError(error, `${spec.method} ${url}`);
         const waitMs = retryDelayMs(failures - 1, null);
         this.logger.debug(
           { method: spec.method, url, attempt, waitMs: Math.round(waitMs), error: describeError(error) },

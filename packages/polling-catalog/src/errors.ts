@@ -18,6 +18,12 @@ export const ErrorCode = {
    * rest was not read and the connection was closed. Not retried.
    */
   RESPONSE_TOO_LARGE: "ERR_X_POLLING_CATALOG_RESPONSE_TOO_LARGE",
+  /**
+   * The request never got an answer, after its retries: a refused, reset or timed-out connection, an unknown
+   * host, a TLS handshake that failed (`https` to an http server). The message names the request and the
+   * reason (`GET <url>: fetch failed: connect ECONNREFUSED 127.0.0.1:1`); `cause` is `fetch`'s error.
+   */
+  NETWORK: "ERR_X_POLLING_CATALOG_NETWORK",
   /** The server answered with an error status (400–599). */
   HTTP: "ERR_X_POLLING_CATALOG_HTTP",
   /** A GET with `raiseNotModified` was answered 304. */

@@ -20,8 +20,11 @@ const unreachableCodes = new Set([
   "UND_ERR_BODY_TIMEOUT",
 ]);
 const unavailableStatuses = new Set([502, 503, 504]);
-/** How deep into `cause` chains to look: `fetch` wraps the socket error once, callers may wrap again. */
-const maxCauseDepth = 4;
+/**
+ * How deep into `cause` chains to look: `fetch` wraps the socket error once, `ERR_X_POLLING_CATALOG_NETWORK`
+ * wraps `fetch`'s error, callers may wrap again.
+ */
+const maxCauseDepth = 5;
 
 /**
  * Whether an error means the catalog is unavailable for now, so that retrying later can fix it: a refused,

@@ -123,7 +123,7 @@ describe("blockingPoll through a catalog outage", () => {
     void fake.restart(20_000);
     await waitFor(() => run.ended.length === 1, 10_000, "blockingPoll to reject");
     expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(1_000);
-    expect(run.ended[0]?.error).toBeInstanceOf(TypeError);
+    expect(XError.is(run.ended[0]?.error, "ERR_X_POLLING_CATALOG_NETWORK")).toBe(true);
     expect(run.outages).toHaveLength(1);
   }, 30_000);
 
@@ -137,7 +137,8 @@ describe("blockingPoll through a catalog outage", () => {
     const error = await catalog
       .blockingPoll(() => catalog.get("/entity/S:Job"), { maxOutageMs: 0 })
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TypeError);
+    expect(XError.is(error, "ERR_X_POLLING_CATALOG_NETWORK")).toBe(true);
+    expect((error as Error).message).toMatch(/fetch failed: connect ECONNREFUSED/);
   });
 
   it("rejects at once on errors retrying cannot fix: 401, 403, 404, 409 and a bad URL", async () => {
