@@ -56,6 +56,32 @@ describe("createConsoleLogger", () => {
   });
 });
 
+describe("createConsoleLogger own keys", () => {
+  it("never lets a field overwrite the line's level, time, name or message", () => {
+    const { lines, stream } = capture();
+    const logger = createConsoleLogger({ stream, json: true, name: "x-test" });
+    logger.warn({ level: 2, time: "t", name: "n", msg: "m", message: "mm", pid: 7 }, "escalated");
+    expect(JSON.parse(lines[0]!)).toEqual({
+      level: 40,
+      time: expect.any(Number),
+      name: "x-test",
+      msg: "escalated",
+      "field.level": 2,
+      "field.time": "t",
+      "field.name": "n",
+      "field.msg": "m",
+      "field.message": "mm",
+      pid: 7,
+    });
+  });
+
+  it("renames them in plain lines too", () => {
+    const { lines, stream } = capture();
+    createConsoleLogger({ stream }).warn({ level: 0 }, "time limit");
+    expect(lines[0]).toMatch(/WARN {2}time limit field\.level=0$/);
+  });
+});
+
 describe("createConsoleLogger fields", () => {
   it("prints a circular value instead of throwing", () => {
     const { lines, stream } = capture();

@@ -38,10 +38,27 @@ export interface ConsoleLoggerOptions {
   level?: LogLevel;
   /** Where lines go. Default `process.stderr`: results belong on stdout, logs on stderr. */
   stream?: NodeJS.WritableStream;
-  /** One JSON object per line (pino's shape: `level`, `time`, `msg` and the fields) instead of plain text. Default `false`. */
+  /**
+   * One JSON object per line (pino's shape: `level`, `time`, `name`, `msg` and the fields) instead of plain
+   * text. Default `false`.
+   */
   json?: boolean;
   /** A name added to every line (`name` field in JSON). */
   name?: string;
+}
+
+/** The keys of a log line that its fields may not take: the line's level, time, logger name and message. */
+const RESERVED_LOG_KEYS: readonly string[] = Object.freeze(["level", "time", "name", "msg", "message"]);
+
+/** `fields` with each key of `RESERVED_LOG_KEYS` renamed `field.<key>`; the object itself when none is. */
+function ownKeysKept(fields: object): object {
+  if (!RESERVED_LOG_KEYS.some((key) => Object.hasOwn(fields, key))) return fields;
+  return Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [
+      RESERVED_LOG_KEYS.includes(key) ? `field.${key}` : key,
+      value,
+    ]),
+  );
 }
 
 const levelNames = ["debug", "info", "warn", "error", "silent"] as const satisfies readonly LogLevel[];
@@ -64,7 +81,9 @@ const optionsSchema = v.strictObject({
  * A small logger for command-line tools: plain `time LEVEL [name] message key=value` lines, or JSON lines.
  * Fields may hold anything: errors keep their `name`, `message`, `stack` (JSON lines only), own fields and
  * `cause`, as pino's `err` serializer keeps them; a value that contains itself shows `"[Circular]"` instead of
- * throwing.
+ * throwing. The line's own keys stay its own: a field named `level`, `time`, `name`, `msg` or `message` (a
+ * caller's `level: 2`) is written as `field.<name>` (`"field.level":2`), never over the line's level, time, name or
+ * message.
  *
  * @param options - level, stream, JSON output and name; see {@link ConsoleLoggerOptions}
  * @throws XError `ERR_X_CORE_INVALID_OPTION` for an unknown option or a bad value (`level: "INFO"`)
@@ -83,7 +102,13 @@ export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger 
       const time = new Date();
       const line = json
         ? JSON.stringify(
-            logValue({ level: logLevels[levelName], time: time.getTime(), name, msg, ...fields }),
+            logValue({
+              level: logLevels[levelName],
+              time: time.getTime(),
+              name,
+              msg,
+              ...ownKeysKept(fields),
+            }),
           )
         : formatPlain(time, levelName, name, msg, fields);
       stream.write(`${line}\n`);
@@ -102,7 +127,7 @@ function formatPlain(
   const parts = [time.toISOString(), level.toUpperCase().padEnd(5)];
   if (name) parts.push(`[${name}]`);
   if (msg) parts.push(msg);
-  for (const [key, value] of Object.entries(fields)) {
+  for (const [key, value] of Object.entries(ownKeysKept(fields))) {
     parts.push(
       `${key}=${typeof value === "string" ? value : JSON.stringify(logValue(value, { stack: false }))}`,
     );

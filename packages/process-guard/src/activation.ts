@@ -422,7 +422,7 @@ export class Activation implements Scope, Tickable, Timed {
     if (current) this.#sent = level;
     if (this.topError === null || level >= (this.topError as ExecutionTimeout).level) this.topError = error;
     if (level === (this.config.ladder?.length ?? 3) - 1) this.#done = true;
-    this.logger.debug({ level, err: error }, `process-guard: level ${level}: ${what}`);
+    this.logger.debug({ escalation: level, err: error }, `process-guard: level ${level}: ${what}`);
     this.host.emitSafe("interrupt", { level, error, action: what });
     if (level === 2) {
       const note = this.target.warningNote?.();

@@ -344,7 +344,7 @@ describe("TimeGuard.run", () => {
 
 describe("failing escalation steps", () => {
   it("logs a step that throws and goes on with the ladder", async () => {
-    const { logger, messages } = recordingLogger();
+    const { logger, messages, records } = recordingLogger();
     const { guard, events } = fastGuard({ gracePeriodMs: 20, logger });
     const target = {
       act: () => {
@@ -369,6 +369,13 @@ describe("failing escalation steps", () => {
       "process-guard: level 0 failed",
       "process-guard: level 1 failed",
       "process-guard: level 2 failed",
+    ]);
+    // the step's level is `escalation`: a pino logger's own `level` is the line's severity
+    const steps = records.filter((r) => r.level === "debug" && r.msg.startsWith("process-guard: level"));
+    expect(steps.map((r) => [r.fields.escalation, Object.hasOwn(r.fields, "level")])).toEqual([
+      [0, false],
+      [1, false],
+      [2, false],
     ]);
   });
 });
