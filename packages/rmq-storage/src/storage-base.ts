@@ -24,6 +24,14 @@ import type {
   Timestamp,
 } from "./types.js";
 
+/**
+ * The rows a backend read, as a map in ascending id order: the order of the `*Get` answers, the same on every
+ * backend whatever the order of the ids asked (SQLite reads them one by one, PostgreSQL in one query).
+ */
+function byId<T>(rows: Array<[Sha1, T]>): Map<Sha1, T> {
+  return new Map(rows.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 /** One occurrence as a backend reports it, before sorting: the content is implied. */
 export interface Occurrence {
   revision: Sha1;
@@ -146,28 +154,24 @@ export abstract class BaseStorage implements ProvenanceStorage {
 
   /** @inheritDoc */
   contentGet(ids: Iterable<Sha1>): Promise<Map<Sha1, Timestamp>> {
-    return this.#read("contentGet", async () => new Map(await this.readContent(checkIds("contentGet", ids))));
+    return this.#read("contentGet", async () => byId(await this.readContent(checkIds("contentGet", ids))));
   }
 
   /** @inheritDoc */
   directoryGet(ids: Iterable<Sha1>): Promise<Map<Sha1, DirectoryData>> {
-    return this.#read(
-      "directoryGet",
-      async () => new Map(await this.readDirectory(checkIds("directoryGet", ids))),
+    return this.#read("directoryGet", async () =>
+      byId(await this.readDirectory(checkIds("directoryGet", ids))),
     );
   }
 
   /** @inheritDoc */
   revisionGet(ids: Iterable<Sha1>): Promise<Map<Sha1, RevisionData>> {
-    return this.#read(
-      "revisionGet",
-      async () => new Map(await this.readRevision(checkIds("revisionGet", ids))),
-    );
+    return this.#read("revisionGet", async () => byId(await this.readRevision(checkIds("revisionGet", ids))));
   }
 
   /** @inheritDoc */
   originGet(ids: Iterable<Sha1>): Promise<Map<Sha1, string>> {
-    return this.#read("originGet", async () => new Map(await this.readOrigin(checkIds("originGet", ids))));
+    return this.#read("originGet", async () => byId(await this.readOrigin(checkIds("originGet", ids))));
   }
 
   /** @inheritDoc */

@@ -90,6 +90,31 @@ export function storageSuite(name: string, open: () => Promise<SuiteTarget>): vo
       expect((await s.contentGet([b])).get(b)).toBe(90n);
     });
 
+    it("answers contentGet, directoryGet, revisionGet and originGet in ascending id order", async () => {
+      // A fresh storage, its rows written one by one in descending id order: PostgreSQL scans a small table
+      // in the order its rows were written, SQLite reads the ids in the order they are asked.
+      const other = await target.fresh();
+      try {
+        const ascending = Array.from({ length: 8 }, () => randomId()).sort();
+        const asked = [...ascending].reverse();
+        for (const id of asked) {
+          await other.contentAdd(new Map([[id, 1_000n]]));
+          await other.directoryAdd(new Map([[id, { date: 5n, flat: false }]]));
+          await other.revisionAdd(new Map([[id, { date: 6n, origin: null }]]));
+          await other.originAdd(new Map([[id, `https://example.org/${id}`]]));
+        }
+        const answers = await Promise.all([
+          other.contentGet(asked),
+          other.directoryGet(asked),
+          other.revisionGet(asked),
+          other.originGet(asked),
+        ]);
+        for (const answer of answers) expect([...answer.keys()]).toEqual(ascending);
+      } finally {
+        await other.close();
+      }
+    });
+
     it("directoryAdd: the earliest non-null date, a null never erases, flat stays true", async () => {
       const [d, e] = [randomId(), randomId()];
       await s.directoryAdd(
