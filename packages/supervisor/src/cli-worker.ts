@@ -29,7 +29,7 @@ Options:
                           longer (up to 60 s), each wait spread by ±50 %
 ${tlsFileUsage}
   --timeout DURATION      time limit per job: seconds, or with an s, m, h or d suffix (90, 1.5m, 6h);
-                          reports 124
+                          reports 124 (default: none)
   --max-memory SIZE       memory limit of the job's process tree: bytes, or with a K, M or G suffix
                           (×1024: 500K, 512M, 8G); reports 125
   --idle-delay DURATION   wait after NOJOBS before asking again, written as --timeout (default 60)
