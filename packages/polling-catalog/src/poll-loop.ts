@@ -17,8 +17,13 @@ export interface PollLoopSettings {
   maxBindDelayMs: number;
   outageSummaryMs: number;
   signal: AbortSignal | undefined;
-  /** Binds at one of the addresses, trying them from index `first`; see {@link NoticeSubscription.open}. */
-  bind: (handlers: NoticeHandlers, first: number, cancelled: () => boolean) => Promise<NoticeSubscription>;
+  /**
+   * Binds at one of the addresses, trying them from index `first`; see {@link NoticeSubscription.open}.
+   * `undefined`: no notices, the loop only polls.
+   */
+  bind:
+    | ((handlers: NoticeHandlers, first: number, cancelled: () => boolean) => Promise<NoticeSubscription>)
+    | undefined;
   /** How many broker addresses `bind` has: with several, a lost connection moves to the next one quickly. */
   addresses: number;
   onWake: (event: WakeEvent) => void;
@@ -98,7 +103,8 @@ export class PollLoop {
     const onAbort = () => this.#alarm.ring();
     signal?.addEventListener("abort", onAbort);
     try {
-      this.#startBind();
+      if (this.#s.bind) this.#startBind();
+      else this.#bindDue = Number.POSITIVE_INFINITY;
       const graceEnd = performance.now() + startBindGraceMs;
       while (this.#binding && !signal?.aborted && performance.now() < graceEnd)
         await this.#alarm.wait(graceEnd - performance.now());
@@ -119,49 +125,49 @@ export class PollLoop {
 
   /** Starts one bind attempt beside the loop; its outcome rings the alarm. */
   #startBind(): void {
+    const { bind } = this.#s;
+    if (!bind) return;
     this.#binding = true;
-    this.#s
-      .bind(
-        {
-          onNotice: () => this.#notice(),
-          onLoss: (error) => {
-            this.#lost = error;
-            this.#alarm.ring();
-          },
-        },
-        this.#turn,
-        () => this.#stopped,
-      )
-      .then(
-        (subscription) => {
-          this.#binding = false;
-          if (this.#stopped) {
-            void subscription.close();
-            return;
-          }
-          this.#subscription = subscription;
-          this.#boundAt = performance.now();
-          this.#bindFailures = 0;
-          this.#lost = undefined;
-          this.#pending = 0;
-          this.#bound = true;
-          this.#s.logger.info({ url: subscription.url }, "Using AMQP hybrid polling.");
-          this.#s.onAmqp({ state: "up", url: subscription.url });
+    bind(
+      {
+        onNotice: () => this.#notice(),
+        onLoss: (error) => {
+          this.#lost = error;
           this.#alarm.ring();
         },
-        (error: unknown) => {
-          this.#binding = false;
-          if (this.#stopped) return;
-          this.#bindFailures++;
-          const retryInMs = this.#scheduleBind();
-          this.#s.logger.warn(
-            { error: toError(error).message, retryInMs: Math.round(retryInMs) },
-            "AMQP bind failed; polling meanwhile.",
-          );
-          this.#s.onAmqp({ state: "down", error: toError(error), retryInMs });
-          this.#alarm.ring();
-        },
-      );
+      },
+      this.#turn,
+      () => this.#stopped,
+    ).then(
+      (subscription) => {
+        this.#binding = false;
+        if (this.#stopped) {
+          void subscription.close();
+          return;
+        }
+        this.#subscription = subscription;
+        this.#boundAt = performance.now();
+        this.#bindFailures = 0;
+        this.#lost = undefined;
+        this.#pending = 0;
+        this.#bound = true;
+        this.#s.logger.info({ url: subscription.url }, "Using AMQP hybrid polling.");
+        this.#s.onAmqp({ state: "up", url: subscription.url });
+        this.#alarm.ring();
+      },
+      (error: unknown) => {
+        this.#binding = false;
+        if (this.#stopped) return;
+        this.#bindFailures++;
+        const retryInMs = this.#scheduleBind();
+        this.#s.logger.warn(
+          { error: toError(error).message, retryInMs: Math.round(retryInMs) },
+          "AMQP bind failed; polling meanwhile.",
+        );
+        this.#s.onAmqp({ state: "down", error: toError(error), retryInMs });
+        this.#alarm.ring();
+      },
+    );
   }
 
   /** Sets the next bind attempt after `#bindFailures` failures: about 5 × 5^(n-1) s, ±50 %, capped. */

@@ -5,6 +5,7 @@ import { appliedPairs, keyNames } from "./claim-keys.js";
 import { type CatalogDescription, ErmrestCatalog } from "./ermrest-catalog.js";
 import { ErrorCode, NotModified, PollingCatalogError } from "./errors.js";
 import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
+import { fakeNoticeSource } from "./fake-notices.js";
 import { NoticeSubscription } from "./notice-subscription.js";
 import { PollLoop } from "./poll-loop.js";
 import { redactUrl } from "./redact.js";
@@ -16,12 +17,21 @@ export interface PollingErmrestCatalogOptions extends ErmrestCatalogOptions {
    * Where ERMrest publishes change notices: a host, `host:port` (guest/guest, vhost `/`) or an `amqp://` /
    * `amqps://` URL; or the nodes of a RabbitMQ cluster, as a list of such addresses or in one string
    * separated by spaces. A bind tries them in turn from the first (the next at once after a failure); a lost
-   * connection binds again starting at the next node. Default: the catalog server's host, port 5672. The
-   * connection's heartbeat is 60 s unless the URL sets one with its `heartbeat` query parameter, which the
-   * AMQP URI format gives in seconds.
+   * connection binds again starting at the next node. The connection's heartbeat is 60 s unless the URL sets
+   * one with its `heartbeat` query parameter, which the AMQP URI format gives in seconds. `null`: no change
+   * notices, `blockingPoll` polls every `pollingMs` and touches no broker.
+   *
+   * Default: for a `server` where a fake ERMrest of this process serves (`startFakeErmrest`), the broker that
+   * fake publishes on, or `null` when it publishes no notices; else the catalog server's host, port 5672,
+   * guest/guest, as in deriva-py. A bind declares `noticeExchange` there (fanout, not durable, not
+   * auto-deleted: it outlives the agent, as ERMrest's own does) and an exclusive queue deleted with the
+   * connection.
    */
-  amqpServer?: string | string[];
-  /** The fanout exchange ERMrest publishes `change` notices on. Default `"ermrest_changes"`. */
+  amqpServer?: string | string[] | null;
+  /**
+   * The fanout exchange ERMrest publishes `change` notices on. Default `"ermrest_changes"`, or the exchange of
+   * the fake ERMrest serving at `server`.
+   */
   noticeExchange?: string;
 }
 
@@ -112,11 +122,12 @@ const maxSpreadRounds = 2;
 const amqpOptionsSchema = v
   .object({
     amqpServer: v
-      .union([v.string().min(1), v.array(v.string().min(1)).min(1)], {
-        error: "a host, host:port or amqp(s):// URL, or a non-empty list of them (the nodes of a cluster)",
+      .union([v.string().min(1), v.array(v.string().min(1)).min(1), v.literal(null)], {
+        error:
+          "a host, host:port or amqp(s):// URL, a non-empty list of them (the nodes of a cluster), or null for no notices",
       })
       .optional(),
-    noticeExchange: v.string({ error: "a non-empty exchange name" }).min(1).default("ermrest_changes"),
+    noticeExchange: v.string({ error: "a non-empty exchange name" }).min(1).optional(),
   })
   .strict();
 
@@ -156,10 +167,10 @@ const pollOptionsSchema = v
 export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> {
   /**
    * The AMQP URL notices are read from, its password shown as `***` (`amqp://user:***@host?heartbeat=60`);
-   * with several addresses, all of them separated by spaces.
+   * with several addresses, all of them separated by spaces; `""` without notices.
    */
   readonly amqpUrl: string;
-  /** The AMQP URLs notices are read from, one per address given, each password shown as `***`. */
+  /** The AMQP URLs notices are read from, one per address given, each password shown as `***`; none without notices. */
   readonly amqpUrls: readonly string[];
   /** The notice exchange. */
   readonly noticeExchange: string;
@@ -179,10 +190,12 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       ErrorCode.INVALID_OPTION,
       PollingCatalogError,
     );
-    this.#amqpUrls = amqpUrlsFor(amqp.amqpServer, this.options.server);
+    const fake = amqpServer === undefined ? fakeNoticeSource(this.options.server) : undefined;
+    const server = fake ? (fake.amqpUrl ?? null) : amqp.amqpServer;
+    this.#amqpUrls = server === null ? [] : amqpUrlsFor(server, this.options.server);
     this.amqpUrls = Object.freeze(this.#amqpUrls.map((url) => redactUrl(url)));
     this.amqpUrl = this.amqpUrls.join(" ");
-    this.noticeExchange = amqp.noticeExchange;
+    this.noticeExchange = amqp.noticeExchange ?? fake?.noticeExchange ?? "ermrest_changes";
   }
 
   /** {@link ErmrestCatalog.toJSON} plus the AMQP URL (password shown as `***`) and the notice exchange. */
@@ -320,7 +333,8 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
    * throws an error that retrying cannot fix (rejects with it). A {@link ConcurrentUpdate} calls it again at
    * once; an unavailable catalog (refused, reset or timed-out connections, 502, 503, 504) is an outage, retried
    * with backoff and reported by the `outage` and `recovered` events, until `maxOutageMs`. Each call has its
-   * own AMQP connection; every AMQP failure falls back to polling, and binding never delays a poll.
+   * own AMQP connection (none with `amqpServer: null`); every AMQP failure falls back to polling, and binding
+   * never delays a poll.
    *
    * @param lookForWork - finds and does work; a truthy result means "maybe more", so it is called again
    * @param options - see {@link BlockingPollOptions}
@@ -343,17 +357,26 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       maxBindDelayMs: parsed.maxBindDelayMs,
       outageSummaryMs: parsed.outageSummaryMs,
       signal: parsed.signal,
-      bind: (handlers, first, cancelled) =>
-        NoticeSubscription.open(
-          { urls: this.#amqpUrls, first, exchange: this.noticeExchange, logger: this.logger, cancelled },
-          {
-            ...handlers,
-            onNotice: () => {
-              this.observeCommit();
-              handlers.onNotice();
-            },
-          },
-        ),
+      bind:
+        this.#amqpUrls.length === 0
+          ? undefined
+          : (handlers, first, cancelled) =>
+              NoticeSubscription.open(
+                {
+                  urls: this.#amqpUrls,
+                  first,
+                  exchange: this.noticeExchange,
+                  logger: this.logger,
+                  cancelled,
+                },
+                {
+                  ...handlers,
+                  onNotice: () => {
+                    this.observeCommit();
+                    handlers.onNotice();
+                  },
+                },
+              ),
       addresses: this.#amqpUrls.length,
       onWake: (event) => this.emit("wake", event),
       onAmqp: (event) => this.emit("amqp", event),

@@ -4,6 +4,8 @@ import { uniqueName } from "@x/test-support/unique-name";
 import { waitFor } from "@x/test-support/wait-for";
 import amqp, { type ChannelModel } from "amqplib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PollingErmrestCatalog } from "../src/index.js";
+import { redactUrl } from "../src/redact.js";
 import { startFakeErmrest } from "../src/testing/index.js";
 import { closedPort } from "./helpers.js";
 import { raw } from "./http.js";
@@ -128,6 +130,23 @@ describe("fake ERMrest change notices", () => {
       await channel.deleteExchange(exchange);
       await channel.close();
     }
+  });
+
+  it("tells the catalogs of this process its broker and exchange, for their defaults", async () => {
+    const exchange = uniqueName("notices");
+    await using fake = await startFakeErmrest({ tables: {}, amqpUrl: AMQP_URL, noticeExchange: exchange });
+    const catalog = new PollingErmrestCatalog({ scheme: "http", server: fake.server, catalogId: 1 });
+    const url = new URL(AMQP_URL);
+    url.searchParams.set("heartbeat", "60");
+    expect(catalog.amqpUrls).toEqual([redactUrl(url.href)]);
+    expect(catalog.noticeExchange).toBe(exchange);
+    const own = new PollingErmrestCatalog({
+      scheme: "http",
+      server: fake.server,
+      catalogId: 1,
+      noticeExchange: "x",
+    });
+    expect(own.noticeExchange).toBe("x");
   });
 
   it("rejects when the broker is unreachable", async () => {

@@ -4,6 +4,7 @@ import { type InspectOptions, inspect } from "node:util";
 import { sleep } from "@x/core";
 import { MAX_DURATION_MS, parseOptions, v } from "@x/core/internal";
 import { ErrorCode, PollingCatalogError } from "../errors.js";
+import { type FakeNoticeSource, registerFakeServer } from "../fake-notices.js";
 import { inspectAs } from "../redact.js";
 import { columnTypes } from "./column-types.js";
 import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
@@ -194,6 +195,7 @@ export async function startFakeErmrest(options: FakeErmrestOptions): Promise<Fak
     await fake.close();
     throw error;
   }
+  fake.announce({ amqpUrl: parsed.amqpUrl, noticeExchange: parsed.noticeExchange });
   return fake;
 }
 
@@ -210,6 +212,7 @@ class RunningFake implements FakeErmrest {
   readonly #commits = new TableCommits();
   #closing: Promise<void> | undefined;
   #restarting: Promise<void> | undefined;
+  #unregister: (() => void) | undefined;
 
   constructor(catalog: FakeCatalog, publisher: NoticePublisher | undefined) {
     this.#catalog = catalog;
@@ -328,7 +331,16 @@ class RunningFake implements FakeErmrest {
     this.#faults = { left: count, status, afterCommit };
   }
 
+  /**
+   * Tells the catalogs of this process created for this fake without `amqpServer` where its notices go, so
+   * that they bind there, or nowhere, rather than at a broker on 127.0.0.1; until `close()`.
+   */
+  announce(source: FakeNoticeSource): void {
+    this.#unregister = registerFakeServer(this.#address, source);
+  }
+
   close(): Promise<void> {
+    this.#unregister?.();
     this.#closing ??= (async () => {
       await Promise.all([this.#stopListening(), this.#publisher?.close()]);
     })();
