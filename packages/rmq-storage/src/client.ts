@@ -82,6 +82,11 @@ export interface ClientEvents {
   reconnect: [{ attempt: number; delayMs: number }];
   /** A call resolved `false` after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress. */
   "timed-out": [{ method: string; acknowledged: number; expected: number }];
+  /**
+   * A call resolved `false`; `error` says why, with a stable code: `ERR_X_RMQ_STORAGE_UNROUTABLE` (no server
+   * for this prefix), `…_NACKED`, `…_REJECTED`, `…_TIMED_OUT` or `…_CLOSED`. Never emitted as `error`.
+   */
+  failed: [{ method: string; error: RmqStorageError }];
 }
 
 const storageMethods = [
@@ -176,7 +181,8 @@ interface Link {
  * A {@link ProvenanceStorage} whose writes go through RabbitMQ to the {@link RmqStorageServer} workers, split
  * by id range, and whose reads go to a local storage. Any number of calls may run at once; each resolves
  * `true` when every one of its messages is confirmed committed, `false` on a returned or nacked message, an
- * error reply, `close()`, or after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress.
+ * error reply, `close()`, or after T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms without progress;
+ * {@link RmqStorageClient.lastFailure} and the `failed` event say which.
  */
 export class RmqStorageClient extends EventEmitter<ClientEvents> implements ProvenanceStorage {
   readonly #storage: ProvenanceStorage;
@@ -197,6 +203,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   readonly #scratch: Scratch = { buffer: Buffer.alloc(0) };
   /** Counts lost connections: each reconnect starts with the next broker address. */
   #turn = 0;
+  #lastFailure: RmqStorageError | undefined;
 
   /** `RmqStorageClient { url, prefix }`, the URL's secrets shown as `***` (see "Redaction" in the README). */
   [inspectCustom](depth: number, options: InspectOptions, insp: typeof inspect): string {
@@ -222,6 +229,15 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
     this.#options = options;
     this.#storage = options.storage;
     this.#top = topology(options.prefix);
+  }
+
+  /**
+   * Why the latest write that resolved `false` did (`undefined` before any): an {@link RmqStorageError} whose
+   * `code` is `ERR_X_RMQ_STORAGE_UNROUTABLE`, `…_NACKED`, `…_REJECTED`, `…_TIMED_OUT` or `…_CLOSED`, and whose
+   * message names the method. With concurrent calls, the `failed` event tells which call failed.
+   */
+  get lastFailure(): RmqStorageError | undefined {
+    return this.#lastFailure;
   }
 
   /**
@@ -353,7 +369,11 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
           { method: call.method, error: reply.error },
           "the server rejected a message",
         );
-        this.#settle(call, false);
+        this.#fail(
+          call,
+          ErrorCode.REJECTED,
+          `the server rejected a message: ${reply.error ?? "no reason given"}`,
+        );
         return;
       }
       this.#inFlight.release((call.pending.get(id) as Message).items);
@@ -369,11 +389,13 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   #returned(message: ConsumeMessage): void {
     const call = this.#calls.get(String(message.properties.correlationId));
     if (!call?.pending.has(String(message.properties.messageId))) return;
-    this.#options.logger.error(
-      { method: call.method, routingKey: message.fields.routingKey },
-      "message unroutable: no queue is bound",
+    const { exchange, routingKey } = message.fields;
+    this.#options.logger.error({ method: call.method, routingKey }, "message unroutable: no queue is bound");
+    this.#fail(
+      call,
+      ErrorCode.UNROUTABLE,
+      `no queue is bound to exchange ${exchange} for routing key ${routingKey}, so no server received the message: is x-rmq-storage serve running, with prefix ${JSON.stringify(this.#options.prefix)}? (client.waitForServer() waits for one)`,
     );
-    this.#settle(call, false);
   }
 
   #arm(call: Call): void {
@@ -385,8 +407,21 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
         "write timed out",
       );
       this.emit("timed-out", { method: call.method, acknowledged, expected: call.expected });
-      this.#settle(call, false);
+      this.#fail(
+        call,
+        ErrorCode.TIMED_OUT,
+        `no progress for ${call.timeoutMs} ms: ${acknowledged} of ${call.expected} messages committed`,
+      );
     }, call.timeoutMs);
+  }
+
+  /** Settles `call` `false`, recording why in {@link lastFailure} and the `failed` event. */
+  #fail(call: Call, code: ErrorCode, reason: string): void {
+    if (!this.#calls.has(call.id)) return;
+    const error = new RmqStorageError(code, `${call.method}: ${reason}`);
+    this.#lastFailure = error;
+    this.#settle(call, false);
+    this.emit("failed", { method: call.method, error });
   }
 
   #settle(call: Call, ok: boolean): void {
@@ -450,7 +485,7 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
             { method: call.method },
             "the broker nacked a message; reconnecting on a fresh channel",
           );
-          this.#settle(call, false);
+          this.#fail(call, ErrorCode.NACKED, "the broker nacked a message");
           // A channel whose quorum queue lost its leader can keep refusing every publish (seen on
           // RabbitMQ 3.10 after a node was killed): the link is given up at once, so that the next
           // publishes wait for a new connection instead of going out on this closing one.
@@ -662,7 +697,8 @@ export class RmqStorageClient extends EventEmitter<ClientEvents> implements Prov
   async #close(): Promise<void> {
     this.#closing.abort();
     for (const resume of this.#windowOpen.splice(0)) resume();
-    for (const call of [...this.#calls.values()]) this.#settle(call, false);
+    for (const call of [...this.#calls.values()])
+      this.#fail(call, ErrorCode.CLOSED, "the client was closed before the write completed");
     this.#inFlight.wake();
     const link = this.#link;
     this.#link = undefined;

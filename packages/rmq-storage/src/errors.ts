@@ -6,7 +6,10 @@ export const ErrorCode = {
   BAD_INPUT: "ERR_X_RMQ_STORAGE_BAD_INPUT",
   /** An option of a factory is missing, of the wrong type or out of range; the message names it and its value. */
   INVALID_OPTION: "ERR_X_RMQ_STORAGE_INVALID_OPTION",
-  /** A method was called after `close()` / `stop()`. */
+  /**
+   * A method was called after `close()` / `stop()`; or, as the reason of a write that resolved `false`, the
+   * client was closed before the write completed.
+   */
   CLOSED: "ERR_X_RMQ_STORAGE_CLOSED",
   /**
    * The broker could not be reached within `connectTimeoutMs` (timeouts, resets, a broker still booting);
@@ -30,6 +33,18 @@ export const ErrorCode = {
   IN_USE: "ERR_X_RMQ_STORAGE_IN_USE",
   /** `waitForServer` timed out: some worker queue had no consumer (no server serves its range). */
   NO_SERVER: "ERR_X_RMQ_STORAGE_NO_SERVER",
+  /**
+   * Why a write resolved `false` (see `RmqStorageClient`'s `failed` event and `lastFailure`): a message came
+   * back unroutable, no queue being bound to its exchange and routing key: no server has declared the
+   * topology of this prefix (none running, or another `prefix`).
+   */
+  UNROUTABLE: "ERR_X_RMQ_STORAGE_UNROUTABLE",
+  /** Why a write resolved `false`: the broker nacked a message. */
+  NACKED: "ERR_X_RMQ_STORAGE_NACKED",
+  /** Why a write resolved `false`: the server answered an error for a message (the message gives it). */
+  REJECTED: "ERR_X_RMQ_STORAGE_REJECTED",
+  /** Why a write resolved `false`: no progress for T = max(`waitMinMs`, messages × `waitPerBatchMs`) ms. */
+  TIMED_OUT: "ERR_X_RMQ_STORAGE_TIMED_OUT",
   /** A storage could not be opened, or a read failed (`cause` set). */
   BACKEND: "ERR_X_RMQ_STORAGE_BACKEND",
   /** The database driver of the storage asked for (`better-sqlite3` or `pg`) is not installed or does not load. */

@@ -1,5 +1,11 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { ClientEvents, RmqStorageClient, RmqStorageServer, ServerEvents } from "./index.js";
+import type {
+  ClientEvents,
+  RmqStorageClient,
+  RmqStorageError,
+  RmqStorageServer,
+  ServerEvents,
+} from "./index.js";
 
 declare const server: RmqStorageServer;
 declare const client: RmqStorageClient;
@@ -44,8 +50,9 @@ describe("ServerEvents", () => {
 });
 
 describe("ClientEvents", () => {
-  it("maps the two documented events to their payloads", () => {
-    expectTypeOf<keyof ClientEvents>().toEqualTypeOf<"reconnect" | "timed-out">();
+  it("maps the three documented events to their payloads", () => {
+    expectTypeOf<keyof ClientEvents>().toEqualTypeOf<"reconnect" | "timed-out" | "failed">();
+    expectTypeOf<ClientEvents["failed"]>().toEqualTypeOf<[{ method: string; error: RmqStorageError }]>();
     expectTypeOf<ClientEvents["timed-out"]>().toEqualTypeOf<
       [{ method: string; acknowledged: number; expected: number }]
     >();

@@ -344,13 +344,21 @@ describe("client", () => {
     proxy.close();
   });
 
-  it("fails fast (false within 1 s) when no queue is bound", async () => {
+  it("fails fast (false within 1 s) when no queue is bound, saying why", async () => {
     const prefix = box.prefix();
     const storage = await openSqliteStorage(":memory:");
     const client = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix });
+    const failures: Array<{ method: string; error: XError }> = [];
+    client.on("failed", (event) => failures.push(event));
+    expect(client.lastFailure).toBeUndefined();
     const started = Date.now();
     expect(await client.contentAdd(new Map([[randomId(), 1n]]))).toBe(false);
     expect(Date.now() - started).toBeLessThan(1_000);
+    const why = client.lastFailure;
+    expect(XError.is(why, "ERR_X_RMQ_STORAGE_UNROUTABLE")).toBe(true);
+    expect(why?.message).toMatch(/^contentAdd: no queue is bound to exchange \S+ for routing key \S+/);
+    expect(why?.message).toContain(`is x-rmq-storage serve running, with prefix ${JSON.stringify(prefix)}?`);
+    expect(failures).toEqual([{ method: "contentAdd", error: why }]);
     await client.close();
     await storage.close();
   });
@@ -435,6 +443,8 @@ describe("client", () => {
     ).toBe(false);
     expect(Date.now() - started).toBeGreaterThanOrEqual(390);
     expect(timeouts).toEqual([{ method: "contentAdd", acknowledged: 0, expected: 2 }]);
+    expect(client.lastFailure?.code).toBe("ERR_X_RMQ_STORAGE_TIMED_OUT");
+    expect(client.lastFailure?.message).toBe("contentAdd: no progress for 400 ms: 0 of 2 messages committed");
     fake.received.length = 0;
     const slow = await RmqStorageClient.connect({ url: AMQP_URL, storage, prefix, waitMinMs: 60_000 });
     const call = slow.contentAdd(new Map([[idIn("e"), 1n]]));
@@ -442,6 +452,8 @@ describe("client", () => {
     const m = fake.received[0] as ConsumeMessage;
     fake.reply(m, false, [m.properties.messageId as string]);
     expect(await call).toBe(false);
+    expect(slow.lastFailure?.code).toBe("ERR_X_RMQ_STORAGE_REJECTED");
+    expect(slow.lastFailure?.message).toBe("contentAdd: the server rejected a message: refused");
     await slow.close();
   });
 
@@ -456,6 +468,8 @@ describe("client", () => {
     await client.close();
     expect(await call).toBe(false);
     expect(Date.now() - started).toBeLessThan(1_000);
+    expect(client.lastFailure?.code).toBe("ERR_X_RMQ_STORAGE_CLOSED");
+    expect(client.lastFailure?.message).toBe("contentAdd: the client was closed before the write completed");
     await client.close();
     await client[Symbol.asyncDispose]();
     expect(await code(client.contentAdd(new Map([[randomId(), 1n]])))).toBe("ERR_X_RMQ_STORAGE_CLOSED");
