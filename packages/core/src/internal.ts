@@ -23,6 +23,15 @@ export {
   UsageError,
 } from "./command-line.js";
 export { type DurationBounds, durationMs } from "./duration-option.js";
+export {
+  exitCodeFor,
+  type FailureKind,
+  type RetryUnavailableOptions,
+  reportFailure,
+  retryWhileUnavailable,
+  systemFailureKind,
+  UNAVAILABLE_GRACE_MS,
+} from "./failure-kind.js";
 export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
 export {
   createCommandLogger,
@@ -61,6 +70,7 @@ export {
 export { inspectAs, inspectCustom, redactedMark, redactUrl } from "./redact.js";
 export * as v from "./schema/v.js";
 export { allowedHostsSchema, parseHostName } from "./served-hosts.js";
+export { type CreatedPaths, trackCreatedPaths } from "./start-leftovers.js";
 export { createStatusLine, type StatusLine, type StatusLineOptions } from "./status-line.js";
 export { onStdioError, writeStdout } from "./stdio.js";
 export { MAX_DURATION_MS, parseDurationMs, parseSizeBytes } from "./units.js";
