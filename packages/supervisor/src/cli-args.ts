@@ -252,6 +252,7 @@ export function parseWorkerArgs(args: string[]): WorkerCommandLine {
 export interface StatusCommandLine extends InfoFlags {
   db: string;
   json: boolean;
+  log: LogFlags;
 }
 
 /**
@@ -263,10 +264,34 @@ export function parseStatusArgs(args: string[]): StatusCommandLine {
   const { values, positionals } = parseCommandLine({
     args,
     allowPositionals: true,
-    options: { json: { type: "boolean", default: false }, ...infoFlagOptions },
+    options: { json: { type: "boolean", default: false }, ...logFlagOptions, ...infoFlagOptions },
   });
   const info = { help: values.help === true, version: values.version === true };
-  if (info.help || info.version) return { ...info, db: "", json: values.json };
+  if (info.help || info.version) return { ...info, db: "", json: values.json, log: readLogFlags({}) };
   if (positionals.length !== 1) throw new UsageError("status takes exactly one argument: <db>");
-  return { ...info, db: positionals[0]!, json: values.json };
+  return { ...info, db: positionals[0]!, json: values.json, log: readLogFlags(values) };
+}
+
+/** `x-supervisor queue-html`'s command line, read by {@link parseQueueHtmlArgs}. */
+export interface QueueHtmlCommandLine extends InfoFlags {
+  db: string;
+  out: string;
+  log: LogFlags;
+}
+
+/**
+ * Reads `x-supervisor queue-html`'s arguments (after `queue-html`).
+ *
+ * @throws UsageError for anything the usage does not allow
+ */
+export function parseQueueHtmlArgs(args: string[]): QueueHtmlCommandLine {
+  const { values, positionals } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: { ...logFlagOptions, ...infoFlagOptions },
+  });
+  const info = { help: values.help === true, version: values.version === true };
+  if (info.help || info.version) return { ...info, db: "", out: "", log: readLogFlags({}) };
+  if (positionals.length !== 2) throw new UsageError("queue-html takes two arguments: <db> <out.html>");
+  return { ...info, db: positionals[0]!, out: positionals[1]!, log: readLogFlags(values) };
 }

@@ -1,4 +1,6 @@
-import { ExitCode, infoFlagOptions, infoFlagsHelp, parseCommandLine, UsageError } from "@x/core/internal";
+import { createCommandLogger, ExitCode, infoFlagsHelp, logFlagsHelp, reportFailure } from "@x/core/internal";
+import { parseQueueHtmlArgs } from "./cli-args.js";
+import { supervisorFailureKind } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 
 export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html>
@@ -10,32 +12,26 @@ read-only (safe while the daemon runs); <out.html> is replaced atomically. Run i
 file with any web server.
 
 Options:
-${infoFlagsHelp(16)}
+${logFlagsHelp(22)}
+${infoFlagsHelp(22)}
 
-Exit codes: 0 when written, 1 when the database cannot be read (or is not at schema version 2) or the file
-cannot be written, 64 on a usage error.
+Exit codes: 0 when written, 78 when the database cannot be read (or is not at schema version 2) or the file
+cannot be written there, 1 for any other failure, 64 on a usage error.
 `;
 
 /** `x-supervisor queue-html`: resolves to the exit code. */
 export async function queueHtmlCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommandLine({
-    args,
-    allowPositionals: true,
-    options: infoFlagOptions,
-  });
-  const answered = cli.answer(values, queueHtmlUsage);
+  const line = parseQueueHtmlArgs(args);
+  const answered = cli.answer(line, queueHtmlUsage);
   if (answered !== undefined) return answered;
-  if (positionals.length !== 2) throw new UsageError("queue-html takes two arguments: <db> <out.html>");
-  const [db, out] = positionals as [string, string];
+  const { db, out } = line;
   const { writeQueueHtml } = await import("./queue-html.js"); // SQLite, only once the arguments are right
+  const logger = createCommandLogger("x-supervisor queue-html", line.log);
   try {
     const entries = writeQueueHtml(db, out);
-    process.stderr.write(`x-supervisor queue-html: ${entries} entries written to ${out}\n`);
+    logger.info({ entries, out }, `${entries} entries written to ${out}`);
     return ExitCode.OK;
   } catch (error) {
-    process.stderr.write(
-      `x-supervisor queue-html: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    return ExitCode.FAILURE;
+    return reportFailure(logger, "cannot write the page", error, supervisorFailureKind(error));
   }
 }

@@ -1,4 +1,3 @@
-import { XError } from "@x/core";
 import {
   createCommandLogger,
   ExitCode,
@@ -6,12 +5,12 @@ import {
   infoFlagsHelp,
   logFlagsHelp,
   onShutdownSignals,
+  reportFailure,
 } from "@x/core/internal";
 import { parseServeArgs } from "./cli-args.js";
-import { logFailure } from "./cli-log.js";
+import { supervisorFailureKind } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
-import { ErrorCode } from "./errors.js";
 import type { startSupervisor } from "./supervisor.js";
 
 export const serveUsage = `Usage: x-supervisor serve <db> <fetchers-dir> <socket> [options]
@@ -45,8 +44,10 @@ ${tlsFileUsage}
 ${logFlagsHelp(26)}
 ${infoFlagsHelp(26)}
 
-Exit codes: 0 after a graceful stop, 1 when the daemon cannot start (including an unknown --socket-group),
-64 on a usage error, 78 when a TLS file cannot be read or used or another daemon runs on <db>.
+Exit codes: 0 after a graceful stop, 64 on a usage error, 78 when something it needs is in use (another
+daemon on <db>, whatever name it gives the file; a daemon on <socket>; a port) or cannot be used (a TLS
+file, --socket-group, <db>, the socket's directory), 1 for any other failure. A failed start removes what it
+created (<db>, its lock, <fetchers-dir>) and leaves what was there before.
 `;
 
 /** `x-supervisor serve`: resolves to the exit code once the daemon has stopped. */
@@ -85,16 +86,15 @@ export async function serveCommand(args: string[]): Promise<number> {
       });
     } catch (error) {
       if (controller.signal.aborted) return ExitCode.OK;
-      logFailure(logger, "cannot start", error);
-      const config = XError.is(error, ErrorCode.TLS) || XError.is(error, ErrorCode.DATABASE_IN_USE);
-      return config ? ExitCode.CONFIG : ExitCode.FAILURE;
+      return reportFailure(logger, "cannot start", error, supervisorFailureKind(error));
     }
     const started = sup;
     const reload = () => {
       logger.info("SIGHUP: reading the TLS certificate, key and CA again");
       started.reloadTls().then(
         () => logger.info({ tls }, "TLS files reloaded; new connections use them, open ones go on"),
-        (error: unknown) => logFailure(logger, "TLS reload failed; the files in use stay in use", error),
+        (error: unknown) =>
+          reportFailure(logger, "TLS reload failed; the files in use stay in use", error, "unusable"),
       );
     };
     if (tls !== undefined) process.on("SIGHUP", reload);

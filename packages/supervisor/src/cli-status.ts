@@ -1,5 +1,6 @@
-import { ExitCode, infoFlagsHelp } from "@x/core/internal";
+import { createCommandLogger, ExitCode, infoFlagsHelp, logFlagsHelp, reportFailure } from "@x/core/internal";
 import { parseStatusArgs } from "./cli-args.js";
+import { supervisorFailureKind } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import type { QueueStatus } from "./status.js";
 
@@ -9,7 +10,10 @@ Prints the queue's figures from a supervisor database, read-only (safe while the
 
 Options:
   --json        one JSON object on stdout instead of a human summary
-${infoFlagsHelp(16)}
+${logFlagsHelp(22)}
+${infoFlagsHelp(22)}
+
+Exit codes: 0 printed, 78 when <db> cannot be opened or is not a supervisor database, 64 on a usage error.
 `;
 
 function summary(s: QueueStatus): string {
@@ -57,8 +61,8 @@ export async function statusCommand(args: string[]): Promise<number> {
   try {
     status = readQueueStatus(line.db);
   } catch (error) {
-    process.stderr.write(`x-supervisor status: ${error instanceof Error ? error.message : String(error)}\n`);
-    return ExitCode.FAILURE;
+    const logger = createCommandLogger("x-supervisor status", line.log);
+    return reportFailure(logger, "cannot read the queue", error, supervisorFailureKind(error));
   }
   process.stdout.write(line.json ? `${JSON.stringify(status)}\n` : summary(status));
   return ExitCode.OK;

@@ -6,10 +6,10 @@ import {
   infoFlagsHelp,
   logFlagsHelp,
   onShutdownSignals,
+  reportFailure,
   signalExitCode,
 } from "@x/core/internal";
 import { parseWorkerArgs } from "./cli-args.js";
-import { logFailure } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import { tlsFileUsage } from "./cli-tls.js";
 import { ErrorCode } from "./errors.js";
@@ -61,8 +61,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       await readTlsFiles(tls);
     } catch (error) {
       if (!XError.is(error, ErrorCode.TLS)) throw error;
-      logFailure(logger, "cannot use the TLS files", error);
-      return ExitCode.CONFIG;
+      return reportFailure(logger, "cannot use the TLS files", error, "unusable");
     }
   }
   const controller = new AbortController();

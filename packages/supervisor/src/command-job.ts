@@ -17,7 +17,10 @@ export interface CommandJobOptions {
    * SIGKILL). Default 15 000 ms (5 000 ms between the memory limit's later steps).
    */
   gracePeriodMs?: number;
-  /** Where failures to start the command are reported. Default: silent. */
+  /**
+   * Where failures to start the command and a time limit's stop are reported. Default: failures are not
+   * reported, a time limit's stop is written to stderr as a plain line.
+   */
   logger?: Logger;
   /** Called with the command's pid (also its process group id) once it is spawned. */
   onSpawn?: (pid: number) => void;
@@ -70,7 +73,10 @@ export async function runCommandJob(
     options.logger?.error({ err: spawnError, command: options.command }, "cannot run the job's command");
   }
   if (limit === "time") {
-    process.stderr.write(`job ${job.attrPath} was interrupted because it was taking too long\n`);
+    const report = `job ${job.attrPath} was interrupted because it was taking too long`;
+    // The original's words, as a log line when there is a logger (one JSON object under --log-json)
+    if (options.logger) options.logger.warn({ attrPath: job.attrPath, exitCode }, report);
+    else process.stderr.write(`${report}\n`);
   }
   return exitCode;
 }

@@ -7,6 +7,11 @@ import { openDatabase } from "./open-database.js";
  * `<db>-lock` for as long as the daemon runs. It is an fcntl lock, which the kernel releases when the
  * process ends, however it ends (SIGKILL, a crash, a power loss): the file stays, and never blocks the next
  * start. Readers of the database (`x-supervisor status`, `queue-html`, `sqlite3`) never look at it.
+ *
+ * The lock belongs to the file, not to the name it was given: `<db>` is the database's real path (symbolic
+ * links and `..` resolved; see {@link DatabaseLock.path}), and a database file with more than one name (a hard
+ * link) is refused, since a daemon started under its other name would take another lock (and SQLite would
+ * keep another `-wal` file).
  */
 export class DatabaseLock {
   readonly #connection: Database.Database;
@@ -25,8 +30,8 @@ export class DatabaseLock {
    *   of this process) holds it, `ERR_X_SUPERVISOR_DATABASE` when the lock file cannot be opened
    */
   static acquire(db: string, mode = 0o600): DatabaseLock | undefined {
-    if (db === ":memory:" || db === "") return undefined;
-    const path = `${db}-lock`;
+    const path = DatabaseLock.path(db);
+    if (path === undefined) return undefined;
     const connection = openDatabase(path, { timeout: 0, database: db, createMode: mode });
     try {
       connection.pragma("journal_mode = MEMORY"); // no -journal file beside it
@@ -40,11 +45,56 @@ export class DatabaseLock {
         { cause: error },
       );
     }
+    const links = linkCount(db);
+    if (links > 1) {
+      connection.close();
+      throw new SupervisorError(
+        ErrorCode.DATABASE_IN_USE,
+        `the database ${db} has ${links} names (hard links): another daemon may be using it under another ` +
+          "name, which takes another lock; give the database one name (remove the other links)",
+      );
+    }
     return new DatabaseLock(connection);
+  }
+
+  /**
+   * The lock file of database `db`: `<real path>-lock`, the real path having its symbolic links and `..`
+   * resolved (the file's, or its directory's while the file does not exist yet), so that every name of the
+   * database but a hard link leads to the same lock.
+   *
+   * @param db - the database path
+   * @returns the path, or `undefined` for an in-memory database (`:memory:` or `""`)
+   */
+  static path(db: string): string | undefined {
+    if (db === ":memory:" || db === "") return undefined;
+    return `${realPath(db)}-lock`;
   }
 
   /** Releases the lock; idempotent. */
   release(): void {
     if (this.#connection.open) this.#connection.close();
+  }
+}
+
+/** `file` with its symbolic links and `..` resolved; when it does not exist, its directory's, or as given. */
+function realPath(file: string): string {
+  const { realpathSync } = process.getBuiltinModule("node:fs");
+  const { basename, dirname, join, resolve } = process.getBuiltinModule("node:path");
+  for (const real of [() => realpathSync(file), () => join(realpathSync(dirname(file)), basename(file))]) {
+    try {
+      return real();
+    } catch {
+      // try the next
+    }
+  }
+  return resolve(file);
+}
+
+/** How many names (hard links) `file` has; 1 when it does not exist yet. */
+function linkCount(file: string): number {
+  try {
+    return process.getBuiltinModule("node:fs").statSync(file).nlink;
+  } catch {
+    return 1;
   }
 }

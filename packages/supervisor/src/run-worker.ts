@@ -119,6 +119,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   };
   let client: SupervisorClient | undefined;
   let message: Message = { kind: "ready" };
+  /** Whether the last answer was `NOJOBS` on this connection (the wait has been logged). */
+  let idle = false;
   const wait = async (ms: number) => {
     try {
       await sleep(ms, { signal: jobSignal });
@@ -131,9 +133,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     while (!jobSignal.aborted) {
       let job: Job | null;
       try {
-        client ??= await SupervisorClient.connect(target, {
-          signal: AbortSignal.any([jobSignal, AbortSignal.timeout(replyTimeoutMs)]),
-        });
+        if (client === undefined) {
+          client = await SupervisorClient.connect(target, {
+            signal: AbortSignal.any([jobSignal, AbortSignal.timeout(replyTimeoutMs)]),
+          });
+          logger.info({ supervisor: where }, "connected to the supervisor");
+          idle = false;
+        }
         const connected = client;
         const request: Promise<Job | null> =
           message.kind === "ready" ? connected.ready() : connected.done(message.attrPath, message.exitCode);
@@ -150,9 +156,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
         continue;
       }
       if (job === null) {
+        // Once per idle stretch, so that an idle worker shows it is connected and waiting.
+        if (!idle) logger.info({ idleDelayMs }, "no job yet; asking again every idle delay");
+        idle = true;
         if (!(await wait(idleDelayMs))) break;
         continue;
       }
+      idle = false;
       const exitCode = await runJob(run, job, jobSignal, logger);
       if (jobSignal.aborted) {
         if (exitCode !== undefined) await reportLast(job.attrPath, exitCode);

@@ -53,8 +53,12 @@ export async function prepareSocketPath(path: string): Promise<void> {
   unlinkSync(path);
 }
 
-/** The socket's directory must exist and be a directory: the daemon never creates it. */
-function checkSocketDirectory(path: string): void {
+/**
+ * The socket's directory must exist and be a directory: the daemon never creates it.
+ *
+ * @throws SupervisorError `ERR_X_SUPERVISOR_SOCKET_PATH` when it is missing or not a directory
+ */
+export function checkSocketDirectory(path: string): void {
   const directory = dirname(resolve(path));
   let isDirectory: boolean;
   try {

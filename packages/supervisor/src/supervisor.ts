@@ -1,6 +1,13 @@
 import { EventEmitter } from "node:events";
 import type { Logger } from "@x/core";
-import { durationMs, loggerOption, parseOptions, type ReadOnlyHttpServer, v } from "@x/core/internal";
+import {
+  durationMs,
+  loggerOption,
+  parseOptions,
+  type ReadOnlyHttpServer,
+  trackCreatedPaths,
+  v,
+} from "@x/core/internal";
 import { Checkpointer } from "./checkpointer.js";
 import { ConnectionRefusals } from "./connection-refusals.js";
 import { DatabaseLock } from "./database-lock.js";
@@ -13,7 +20,7 @@ import { SupervisorMetrics } from "./metrics.js";
 import { integer } from "./option-schemas.js";
 import { inlineReader, QueueReader, type SqlReader } from "./queue-reader.js";
 import { resolveGroupId } from "./socket-listen.js";
-import { prepareSocketPath } from "./socket-path.js";
+import { checkSocketDirectory, prepareSocketPath } from "./socket-path.js";
 import { SupervisorStorage } from "./storage.js";
 import { readTlsFiles, type TlsEndpoint, tlsEndpointSchema } from "./tls-endpoint.js";
 import { TlsListener } from "./tls-listener.js";
@@ -223,14 +230,26 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
     } = parseOptions(optionsSchema, options, ErrorCode.INVALID_OPTION, SupervisorError);
     signal?.throwIfAborted();
     const socketGid = socketGroup === undefined ? undefined : resolveGroupId(socketGroup);
-    await prepareSocketPath(socket);
+    checkSocketDirectory(socket);
     const tlsFiles = tls === undefined ? undefined : await readTlsFiles(tls);
     signal?.throwIfAborted();
-    const lock = DatabaseLock.acquire(db, dbMode);
+    // What a failed start removes again: what it created, and only that.
+    const created = trackCreatedPaths(
+      db === ":memory:" || db === ""
+        ? [fetchersDir]
+        : [db, `${db}-wal`, `${db}-shm`, DatabaseLock.path(db) ?? db, fetchersDir],
+    );
+    // The database's lock first: a second daemon started with the same arguments is told the database is in
+    // use (78), not that the socket is.
+    let lock: DatabaseLock | undefined;
     let storage: SupervisorStorage;
     try {
+      lock = DatabaseLock.acquire(db, dbMode);
+      await prepareSocketPath(socket);
       storage = SupervisorStorage.open(db, { mode: dbMode });
     } catch (error) {
+      // Without the lock, what looks created may be another daemon's, starting at the same moment: left alone.
+      if (lock !== undefined || db === ":memory:" || db === "") created.remove();
       lock?.release();
       throw error;
     }
@@ -274,6 +293,7 @@ export class Supervisor extends EventEmitter<SupervisorEvents> {
         storage.close();
         lock?.release();
       }
+      created.remove(); // after close(): the lock is released, the files are closed
       throw error;
     }
     const started = supervisor;

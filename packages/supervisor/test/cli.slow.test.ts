@@ -41,7 +41,7 @@ describe("x-supervisor serve", () => {
     expect(proc.stderr()).toMatch(/job dispatched .*attrPath=hello/);
   });
 
-  it("exits 64 on usage errors, 0 with --help, 1 when the socket is in use", async () => {
+  it("exits 64 on usage errors, 0 with --help, 78 when the socket is in use", async () => {
     const p = paths();
     const usage = runCli(["serve", p.db, p.fetchersDir]);
     const unknown = runCli(["serve", p.db, p.fetchersDir, p.socket, "--nope"]);
@@ -59,11 +59,11 @@ describe("x-supervisor serve", () => {
     const first = serve(p);
     await waitFor(() => first.stderr().includes("listening"), 20_000, "the first daemon");
     const second = runCli(["serve", join(p.root, "other.db"), p.fetchersDir, p.socket]);
-    expect(await second.exited).toBe(1);
+    expect(await second.exited).toBe(78);
     expect(second.stderr()).toContain("ERR_X_SUPERVISOR_SOCKET_IN_USE");
   });
 
-  it("--socket-mode and --socket-group set the socket's mode and group; an unknown group exits 1", async () => {
+  it("--socket-mode and --socket-group set the socket's mode and group; an unknown group exits 78", async () => {
     const p = paths();
     const proc = runCli([
       "serve",
@@ -86,17 +86,17 @@ describe("x-supervisor serve", () => {
     proc.child.kill("SIGTERM");
     expect(await proc.exited).toBe(0);
     const unknown = runCli(["serve", p.db, p.fetchersDir, p.socket, "--socket-group", "no-such-group-x"]);
-    expect(await unknown.exited).toBe(1);
+    expect(await unknown.exited).toBe(78);
     expect(unknown.stderr()).toContain("no group named");
     const bad = runCli(["serve", p.db, p.fetchersDir, p.socket, "--socket-mode", "0999"]);
     expect(await bad.exited).toBe(64);
   });
 
-  it("exits 1 with a message naming the missing socket directory, creating nothing", async () => {
+  it("exits 78 with a message naming the missing socket directory, creating nothing", async () => {
     const p = paths();
     const fetchersDir = join(p.root, "not-yet");
     const proc = runCli(["serve", p.db, fetchersDir, join(p.root, "missing", "s.sock")]);
-    expect(await proc.exited).toBe(1);
+    expect(await proc.exited).toBe(78);
     expect(proc.stderr()).toContain(`the socket's directory ${join(p.root, "missing")} does not exist`);
     expect(proc.stderr()).not.toContain("EACCES");
     expect(existsSync(p.db)).toBe(false);
@@ -176,16 +176,16 @@ describe("x-supervisor status", () => {
     });
   });
 
-  it("exits 1 for a missing file (creating nothing) and for a schema version other than 2; 64 on usage", async () => {
+  it("exits 78 for a missing file (creating nothing) and for a schema version other than 2; 64 on usage", async () => {
     const p = paths();
     const missing = runCli(["status", p.db, "--json"]);
-    expect(await missing.exited).toBe(1);
+    expect(await missing.exited).toBe(78);
     expect(existsSync(p.db)).toBe(false);
     const db = new Database(p.db);
     db.pragma("user_version = 1");
     db.close();
     const old = runCli(["status", p.db]);
-    expect(await old.exited).toBe(1);
+    expect(await old.exited).toBe(78);
     expect(old.stderr()).toContain("schema version is 1");
     expect(await runCli(["status"]).exited).toBe(64);
   });

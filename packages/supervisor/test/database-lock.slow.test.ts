@@ -1,5 +1,5 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { waitFor } from "@x/test-support/wait-for";
 import { describe, expect, it } from "vitest";
 import { startSupervisor } from "../src/index.js";
@@ -30,6 +30,32 @@ describe("one daemon per database", () => {
     expect(await second.exited).toBe(78);
     expect(second.stderr()).toContain(`another daemon is using the database ${p.db}`);
     expect(existsSync(join(p.root, "other.sock"))).toBe(false);
+    expect(first.child.exitCode).toBe(null);
+  });
+
+  it("refuses a second daemon whatever the name of the database: same arguments, symlink, .., hard link", async () => {
+    const p = paths();
+    const first = serve(p);
+    await waitFor(() => first.stderr().includes("listening"), 20_000, "the first daemon");
+    mkdirSync(join(p.root, "sub"));
+    symlinkSync(p.db, join(p.root, "symlink.db"));
+    linkSync(p.db, join(p.root, "hardlink.db"));
+    const names = [
+      p.db,
+      join(p.root, "symlink.db"),
+      `${join(p.root, "sub")}/../${basename(p.db)}`,
+      join(p.root, "hardlink.db"),
+    ];
+    for (const [i, db] of names.entries()) {
+      // the first with the very same arguments (its socket too); the others with a socket of their own
+      const socket = i === 0 ? p.socket : join(p.root, `other${i}.sock`);
+      const second = runCli(["serve", db, p.fetchersDir, socket]);
+      expect(await second.exited, db).toBe(78);
+      expect(second.stderr(), db).toMatch(
+        i < 3 ? `another daemon is using the database ${db}` : `the database ${db} has 2 names (hard links)`,
+      );
+      expect(second.stderr(), db).toContain("code=ERR_X_SUPERVISOR_DATABASE_IN_USE");
+    }
     expect(first.child.exitCode).toBe(null);
   });
 

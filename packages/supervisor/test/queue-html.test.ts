@@ -167,7 +167,7 @@ describe("x-supervisor queue-html", () => {
     const out = join(dir, "queue.html");
     writeFileSync(out, "old page");
     const proc = runCli(["queue-html", db, out]);
-    expect(await proc.exited).toBe(1);
+    expect(await proc.exited).toBe(78);
     expect(proc.stderr()).toMatch(/schema version is 1/);
     expect(readFileSync(out, "utf8")).toBe("old page");
     const usage = runCli(["queue-html", db]);
