@@ -23,6 +23,7 @@ export {
   UsageError,
 } from "./command-line.js";
 export { type DurationBounds, durationMs } from "./duration-option.js";
+export { errorReasons } from "./error-reasons.js";
 export {
   exitCodeFor,
   type FailureKind,
