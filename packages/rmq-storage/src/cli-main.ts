@@ -96,7 +96,7 @@ ${infoFlagsHelp(22)}`,
 One entry per worker queue (160) and per dead-letter queue (5): messages ready and consumers (passive
 declare), messages unacknowledged and the active consumer, named by its connection ("x-rmq-storage
 <host> pid <pid> ranges <ranges>[ standby]" for a server) (management API; null when it cannot be
-reached).
+reached, with a warning on stderr). Exits 1, printing nothing, when no queue of the prefix exists.
 
 Options:
   --amqp URL          the broker (amqp:// or amqps://); default $AMQP_URL
@@ -203,7 +203,14 @@ async function stats(args: string[]): Promise<number> {
     url: brokerUrls(await readUrl(line.amqp)),
     ...defined("management", line.management),
     ...defined("prefix", line.prefix),
+    logger: createCommandLogger("x-rmq-storage", { level: "warn", json: false, deprecated: [] }),
   });
+  if (rows.every((row) => row.ready === null)) {
+    process.stderr.write(
+      `x-rmq-storage: no queue of prefix ${JSON.stringify(line.prefix ?? "")} exists on the broker: is the prefix right, and has x-rmq-storage serve declared its topology?\n`,
+    );
+    return ExitCode.FAILURE;
+  }
   if (line.json) {
     process.stdout.write(rows.map((row) => `${JSON.stringify(row)}\n`).join(""));
     return ExitCode.OK;

@@ -1,3 +1,5 @@
+import { type Logger, silentLogger } from "@x/core";
+import { errorReasons, redactUrl } from "@x/core/internal";
 import { checkEach, topology, topologyNames } from "./amqp.js";
 import { connectBroker, urlList } from "./connect.js";
 import { type ManagementApi, managementApi, managementBase } from "./management.js";
@@ -32,12 +34,18 @@ export interface QueueStatsOptions {
   prefix?: string;
   /** How long to try to reach the broker, in ms. Default 5 000. */
   connectTimeoutMs?: number;
+  /**
+   * Where to warn when the management API cannot be read (unreachable, refused login, an error status): the
+   * `unacked` and `active` figures are then `null`. Default: silent.
+   */
+  logger?: Logger;
 }
 
 /**
  * The 160 worker queues and the 5 dead-letter queues: ready messages and consumers from a passive declare,
  * unacknowledged messages and the active consumer from the management API (`null` when it cannot be
- * reached).
+ * reached, with a warning to `logger`). A queue that does not exist has `null` everywhere: a prefix that no
+ * server has declared gives 165 such rows.
  *
  * @throws `ERR_X_RMQ_STORAGE_INVALID_OPTION` for a bad URL, or an `amqp://` URL to a host that is not a
  *   loopback address without `management` (before any I/O); `ERR_X_RMQ_STORAGE_CONNECT` when the broker
@@ -60,7 +68,7 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
         const ok = await channel.checkQueue(name);
         return { ready: ok.messageCount, consumers: ok.consumerCount };
       }),
-      managementFigures(managementApi(first, base)),
+      managementFigures(managementApi(first, base), base, options.logger ?? silentLogger),
     ]);
     return names.map((queue) => ({
       queue,
@@ -77,6 +85,8 @@ export async function queueStats(options: QueueStatsOptions): Promise<QueueStats
 /** What the management API adds: unacknowledged messages and the active consumer's connection, per queue. */
 async function managementFigures(
   api: ManagementApi,
+  base: URL,
+  logger: Logger,
 ): Promise<{ unacked: Map<string, number>; active: Map<string, string> } | null> {
   try {
     const [unacked, consumers, chosen] = await Promise.all([
@@ -89,7 +99,12 @@ async function managementFigures(
       if (consumer.active)
         active.set(consumer.queue, chosen.get(consumer.connection) || consumer.tag || "(unnamed)");
     return { unacked, active };
-  } catch {
+  } catch (error) {
+    const where = redactUrl(base.href);
+    logger.warn(
+      { management: where },
+      `cannot read the management API at ${where} (${errorReasons(error)}): unacked and active are unknown`,
+    );
     return null;
   }
 }
