@@ -48,13 +48,20 @@ describe("Dependency", () => {
     ],
     [{ downtimeCheck: "yes" }, "downtimeCheck", '"yes"'],
     [{ recoveryCheck: 1 }, "recoveryCheck", "1"],
-    [{ downtimeThreshold: 5 }, "downtimeThreshold", "5"],
   ])("rejects the options %j", async (options, option, value) => {
     const error = await expectCode(
       () => new Dependency("d", options as never),
       "ERR_X_CHECKPOINT_INVALID_OPTION",
     );
     expect(error.message).toContain(`invalid option ${option}: ${value}`);
+  });
+
+  it("names an unknown option and the one it most likely meant", async () => {
+    const error = await expectCode(
+      () => new Dependency("d", { downtimeThreshold: 5 } as never),
+      "ERR_X_CHECKPOINT_INVALID_OPTION",
+    );
+    expect(error.message).toBe("unknown option downtimeThreshold: 5; did you mean downtimeThresholdMs?");
   });
 
   it("toJSON has exactly checkpointState and checkpointMarker, both present when undefined", () => {
