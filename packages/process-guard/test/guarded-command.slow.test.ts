@@ -266,7 +266,9 @@ describe("runGuardedCommand", () => {
       "invalid option maxMemoryBytes: NaN (expected a finite number of bytes ≥ 0)",
     );
     for (const name of ["timeout", "maxMemory", "gracePeriod", "checkInterval"]) {
-      expect(() => runGuardedCommand("true", [], { [name]: 1 } as never)).toThrow(`invalid option ${name}`);
+      expect(() => runGuardedCommand("true", [], { [name]: 1 } as never)).toThrow(
+        `unknown option ${name}: 1; did you mean ${name}${name === "maxMemory" ? "Bytes" : "Ms"}?`,
+      );
     }
     expect(() => runGuardedCommand("true", [], { nope: 1 } as never)).toThrow(/nope/);
     expect(() => runGuardedCommand("true", [], { killSignal: "SIGNOPE" as never })).toThrow(
