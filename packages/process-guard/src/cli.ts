@@ -1,5 +1,5 @@
-#!/usr/bin/env node
-// The x-guard command, built as CommonJS (`dist/cli.cjs`): Node starts a CommonJS file sooner than a module,
+// The x-guard command, built as CommonJS (`dist/cli.cjs`), which starts as a /bin/sh script (see the banner in
+// tsdown.config.ts): Node resets the signals its caller left ignored, so the shell passes them on first. Node starts a CommonJS file sooner than a module,
 // and this one has no `await`. Node's module compile cache first (Node 22.1+; a no-op where it is missing, and under
 // NODE_DISABLE_COMPILE_CACHE=1), for the modules loaded later, in a directory no other user controls (else in
 // this user's own cache directory, else none). The command itself (`cli-main.cjs`, its own

@@ -2,40 +2,37 @@
  * x-guard: run a command under a time and/or memory limit, like `timeout(1)` with a memory guard and an
  * escalation ladder. See `x-guard --help` and the README.
  */
-import {
-  cliProgram,
-  ExitCode,
-  infoFlagsHelp,
-  parseDurationMs,
-  parseSizeBytes,
-  signalExitCode,
-  UsageError,
-} from "@x/core/internal";
+import { cliProgram, infoFlagsHelp, parseSizeBytes, signalExitCode, UsageError } from "@x/core/internal";
 import type { BrokenPipeHandling } from "./broken-pipe.js";
+import { errnoText } from "./errno-text.js";
 import { GuardedExitCode } from "./exit-codes.js";
+import { getopt, type OptionSpec } from "./getopt.js";
+import { parseTimeoutDuration, parseTimeoutSignal, signalName } from "./timeout-syntax.js";
 
 const { constants } = process.getBuiltinModule("node:os");
 
 const cli = cliProgram("x-guard", import.meta.url);
 
-const usage = `Usage: x-guard [options] DURATION <command> [args…]     (as timeout(1))
-   or: x-guard [options] [--timeout DURATION] [--max-memory SIZE] [--] <command> [args…]
+const usage = `Usage: x-guard [options] DURATION COMMAND [ARG]…     (as timeout(1))
+   or: x-guard [options] [--timeout DURATION] [--max-memory SIZE] [--] COMMAND [ARG]…
 
-Runs <command> in its own process group under a time and/or memory limit. When a limit is reached,
+Runs COMMAND in a process group of its own under a time and/or memory limit. When a limit is reached,
 the whole group gets the first signal (-s, TERM by default), then KILL -k later if -k is given, as
-timeout(1) does; each step is reported on stderr. --grace or --send-kill choose x-guard's three steps
-instead: SIGINT, then SIGTERM a grace period later, then SIGTERM again (or SIGKILL with --send-kill).
+timeout(1) does. --grace or --send-kill choose x-guard's three steps instead: SIGINT, then SIGTERM a
+grace period later, then SIGTERM again (or SIGKILL with --send-kill).
 
-Options:
-  DURATION              without --timeout, a first argument that starts with a digit is the time
-                        limit, as timeout(1) reads it (0: no time limit)
-  --timeout DURATION    time limit: seconds (fractions allowed), or with an s, m, h or d suffix as in
-                        timeout(1): 90, 1.5m, 6h (0: at once)
-  -s, --signal SIG      the first signal a limit sends: a name (TERM, SIGINT, hup) or a number
-                        (default TERM)
+Options (long ones may be shortened to any unambiguous prefix):
+  DURATION              without --timeout, the first operand is the time limit, as timeout(1) reads
+                        it: a number (1.5, 1e2, inf) with an optional s, m, h or d suffix (0: none)
+  --timeout DURATION    the time limit, written the same way (0: at once)
+  -s, --signal SIG      the first signal a limit sends: a name (TERM, SIGINT, RTMIN+1, EXIT) or a
+                        number (default TERM)
   -k, --kill-after DURATION
                         also send KILL this long after the first signal (0: never)
   --preserve-status     exit with the command's status even when a limit stopped it
+  --foreground          let the command use the terminal: it stays in x-guard's process group, and a
+                        limit signals it alone (its children are not signalled)
+  -v, --verbose         report each signal sent, and what a limit did, on stderr
   --grace DURATION      x-guard's three steps, this far apart, written as --timeout (default 15 for
                         time, 5 for memory)
   --send-kill           x-guard's three steps, the last one SIGKILL
@@ -48,12 +45,12 @@ A time limit or --max-memory is required.
 
 Exit status:
   124  the time limit was reached (whatever happened next)
-  125  the memory limit was exceeded, or x-guard itself failed
+  122  the memory limit was exceeded
+  125  x-guard itself failed, or the command line is wrong
   126  the command cannot be run
   127  the command was not found
   137  the command was killed by SIGKILL (after the time limit too, as timeout(1), unless
        --grace or --send-kill chose x-guard's three steps: 124)
-  64   usage error
   128+n  the command died of signal n (not sent by x-guard as a guard)
   otherwise the command's own exit status
 
@@ -65,25 +62,31 @@ Signals:
   If x-guard itself dies (even of SIGKILL), a reaper process kills the command's group.
 `;
 
-/** Exit statuses of x-guard. */
+/** Exit statuses of x-guard: timeout(1)'s, and one of its own for the memory limit. */
 export const GuardExit = {
   ...GuardedExitCode,
-  USAGE: ExitCode.USAGE,
-  /** x-guard itself failed: 125, as `timeout(1)` (which shares it with the memory limit here). */
+  /** The memory limit was exceeded (125, `runGuardedCommand()`'s, is timeout(1)'s own failure). */
+  MEMORY: 122,
+  /** x-guard itself failed, or its command line is wrong: 125, as `timeout(1)`. */
   FAILURE: 125,
+  USAGE: 125,
 } as const;
 
 /** The parsed command line. */
 export interface GuardCommandLine {
-  /** `--timeout`, or the leading DURATION of `timeout(1)`'s form (whose 0 leaves it out), in ms. */
+  /** `--timeout`, or the DURATION of `timeout(1)`'s form (whose 0 leaves it out), in ms. */
   timeoutMs?: number;
-  /** `-s`/`--signal`: the first signal of `timeout(1)`'s ladder. */
-  signal?: NodeJS.Signals;
+  /** `-s`/`--signal`: the first signal of `timeout(1)`'s ladder, by number (0: `EXIT`). */
+  signal?: number;
   /** `-k`/`--kill-after`, in ms (`0` leaves it out, as in `timeout(1)`). */
   killAfterMs?: number;
   /** `--preserve-status`. */
   preserveStatus: boolean;
-  /** `timeout(1)`'s DURATION was 0: no time limit, on purpose. */
+  /** `--foreground`. */
+  foreground: boolean;
+  /** `-v`/`--verbose`. */
+  verbose: boolean;
+  /** `timeout(1)`'s DURATION was 0 (or infinite): no time limit, on purpose. */
   untimed: boolean;
   /** `--grace`, in ms. */
   gracePeriodMs?: number;
@@ -97,107 +100,99 @@ export interface GuardCommandLine {
   command: string[];
 }
 
-/** A signal as `timeout -s` takes it: a name, with or without `SIG`, in any case, or a number. */
-function parseSignal(option: string, text: string): NodeJS.Signals {
-  const upper = text.toUpperCase();
-  const names = Object.keys(constants.signals) as NodeJS.Signals[];
-  const signal = /^\d+$/.test(text)
-    ? names.find((name) => constants.signals[name] === Number(text))
-    : names.find((name) => name === upper || name === `SIG${upper}`);
-  if (signal === undefined) throw new UsageError(`${option}: ${JSON.stringify(text)} is not a signal`);
-  return signal;
+const specs: OptionSpec[] = [
+  { long: "timeout", takesValue: true },
+  { long: "max-memory", takesValue: true },
+  { long: "grace", takesValue: true },
+  { long: "send-kill", takesValue: false },
+  { long: "signal", short: "s", takesValue: true },
+  { long: "kill-after", short: "k", takesValue: true },
+  { long: "preserve-status", takesValue: false },
+  { long: "foreground", takesValue: false },
+  { long: "verbose", short: "v", takesValue: false },
+  { long: "progress-on-output", takesValue: false },
+  { long: "help", short: "h", takesValue: false },
+  { long: "version", takesValue: false },
+];
+
+/** A duration of x-guard's own options (`--timeout`, `--grace`), as `timeout(1)` writes them, finite. */
+function finiteDuration(option: string, text: string): number {
+  const ms = parseTimeoutDuration(text);
+  if (!Number.isFinite(ms)) throw new UsageError(`${option}: '${text}' is not a finite duration`);
+  return ms;
 }
 
 /**
- * Parses x-guard's arguments: options first; `--` or the first non-option starts the command, and everything
- * after it is the command's (`util.parseArgs` would go on reading options after a positional). Without
- * `--timeout`, a first non-option that starts with a digit is `timeout(1)`'s DURATION. Durations and sizes are
- * read by `parseDurationMs` and `parseSizeBytes` of `@x/core/internal`.
+ * Parses x-guard's arguments as `timeout(1)` does (getopt: options first, unambiguous long prefixes, `--`), then
+ * the operands: without `--timeout` or `--max-memory`, the first is `timeout(1)`'s DURATION; with
+ * `--max-memory` alone, a first operand that starts with a digit is. The rest is the command.
  *
- * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit
+ * @throws UsageError (`ERR_X_USAGE`) for a command line that does not fit, with getopt's and timeout's messages
  */
 export function parseGuardArgs(args: string[]): GuardCommandLine {
   const line: GuardCommandLine = {
     sendKill: false,
     preserveStatus: false,
+    foreground: false,
+    verbose: false,
     untimed: false,
     progressOnOutput: false,
     help: false,
     version: false,
     command: [],
   };
-  let i = 0;
-  const value = (name: string, inline: string | undefined): string => {
-    if (inline !== undefined) return inline;
-    const next = args[++i];
-    if (next === undefined) throw new UsageError(`option ${name} needs a value`);
-    return next;
-  };
-  for (; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "--") {
-      line.command = args.slice(i + 1);
-      return line;
-    }
-    if (!arg.startsWith("-") || arg === "-") {
-      if (line.timeoutMs === undefined && /^\.?\d/.test(arg)) {
-        // timeout(1)'s form: DURATION COMMAND…, where 0 means no time limit
-        const ms = parseDurationMs("DURATION", arg);
-        if (ms > 0) line.timeoutMs = ms;
+  const { options, operands } = getopt(args, specs);
+  for (const { long, value = "" } of options) {
+    switch (long) {
+      case "timeout": {
+        const ms = parseTimeoutDuration(value);
+        if (Number.isFinite(ms)) line.timeoutMs = ms;
         else line.untimed = true;
-        line.command = args.slice(i + 1);
-      } else line.command = args.slice(i);
-      return line;
-    }
-    // -s SIG and -k DUR may also be written -sSIG and -kDUR, as timeout(1) takes them
-    const short = /^-[sk]./.test(arg);
-    const eq = short ? -1 : arg.indexOf("=");
-    const name = short ? arg.slice(0, 2) : eq === -1 ? arg : arg.slice(0, eq);
-    const inline = short ? arg.slice(2) : eq === -1 ? undefined : arg.slice(eq + 1);
-    const flag = (): true => {
-      if (inline !== undefined) throw new UsageError(`option ${name} takes no value`);
-      return true;
-    };
-    switch (name) {
-      case "--timeout":
-        line.timeoutMs = parseDurationMs(name, value(name, inline));
-        break;
-      case "--grace":
-        line.gracePeriodMs = parseDurationMs(name, value(name, inline));
-        break;
-      case "--max-memory":
-        line.maxMemoryBytes = parseSizeBytes(name, value(name, inline));
-        break;
-      case "--send-kill":
-        line.sendKill = flag();
-        break;
-      case "-s":
-      case "--signal":
-        line.signal = parseSignal(name, value(name, inline));
-        break;
-      case "-k":
-      case "--kill-after": {
-        const ms = parseDurationMs(name, value(name, inline));
-        line.killAfterMs = ms > 0 ? ms : undefined;
         break;
       }
-      case "--preserve-status":
-        line.preserveStatus = flag();
+      case "grace":
+        line.gracePeriodMs = finiteDuration("--grace", value);
         break;
-      case "--progress-on-output":
-        line.progressOnOutput = flag();
+      case "max-memory":
+        line.maxMemoryBytes = parseSizeBytes("--max-memory", value);
         break;
-      case "-h":
-      case "--help":
-        line.help = flag();
+      case "signal":
+        line.signal = parseTimeoutSignal(value);
+        break;
+      case "kill-after": {
+        const ms = parseTimeoutDuration(value);
+        line.killAfterMs = ms > 0 && Number.isFinite(ms) ? ms : undefined;
+        break;
+      }
+      case "help":
+        line.help = true;
         return line;
-      case "--version":
-        line.version = flag();
+      case "version":
+        line.version = true;
         return line;
-      default:
-        throw new UsageError(`unknown option ${name}`);
+      default: {
+        const flag = long.replace(/-(\w)/g, (_, c: string) => c.toUpperCase()) as
+          | "sendKill"
+          | "preserveStatus"
+          | "foreground"
+          | "verbose"
+          | "progressOnOutput";
+        line[flag] = true;
+      }
     }
   }
+  const hasTimeout = line.timeoutMs !== undefined || line.untimed;
+  const durationFirst =
+    !hasTimeout && (line.maxMemoryBytes === undefined || /^\s*[+.\d]/.test(operands[0] ?? ""));
+  if (durationFirst) {
+    // as timeout(1) 9: no message, only the hint
+    if (operands.length < 2) throw new UsageError("");
+    const ms = parseTimeoutDuration(operands[0]!);
+    // timeout(1)'s form: 0 (or a number too small to be told from it) and inf mean no time limit
+    if (ms > 0 && Number.isFinite(ms)) line.timeoutMs = ms;
+    else line.untimed = true;
+    line.command = operands.slice(1);
+  } else line.command = operands;
   return line;
 }
 
@@ -207,6 +202,44 @@ export function parseGuardArgs(args: string[]): GuardCommandLine {
  */
 function report(text: string): void {
   process.stderr.write(`x-guard: ${text}\n`);
+}
+
+/**
+ * Signals whose caller's disposition a command under `timeout(1)` does not inherit: timeout catches them
+ * (an exec resets a caught signal to its default) or resets them in the child, and SIGKILL and SIGSTOP cannot
+ * be ignored.
+ */
+const caughtByTimeout = new Set<string>([
+  "SIGALRM",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGHUP",
+  "SIGTERM",
+  "SIGCHLD",
+  "SIGTTIN",
+  "SIGTTOU",
+  "SIGKILL",
+  "SIGSTOP",
+]);
+
+/** The variable in which x-guard's bin passes on the signals its caller ignored (`SigIgn`, in hexadecimal). */
+export const ignoredSignalsVariable = "X_GUARD_SIGIGN";
+
+/**
+ * The signals x-guard's caller left ignored, which the command inherits as under `timeout(1)`: Node resets
+ * them when it starts, so the bin's shell reads its own `/proc/self/status` first and passes `SigIgn` on in
+ * {@link ignoredSignalsVariable}, removed here from the environment the command gets. Those that timeout(1)
+ * catches itself, and the first signal of the ladder, are left out as it leaves them out; so are real-time
+ * signals.
+ */
+function takeIgnoredSignals(): NodeJS.Signals[] {
+  const mask = process.env[ignoredSignalsVariable];
+  delete process.env[ignoredSignalsVariable];
+  if (mask === undefined || !/^[\da-f]{1,16}$/i.test(mask)) return [];
+  const bits = BigInt(`0x${mask}`);
+  return (Object.entries(constants.signals) as [NodeJS.Signals, number][])
+    .filter(([name, number]) => !caughtByTimeout.has(name) && (bits >> BigInt(number - 1)) & 1n)
+    .map(([name]) => name);
 }
 
 /**
@@ -222,11 +255,12 @@ export async function runGuardCommand(
   pipes?: BrokenPipeHandling,
   onCommand?: () => void,
 ): Promise<number> {
+  const ignoredSignals = takeIgnoredSignals();
   let line: GuardCommandLine;
   try {
     line = parseGuardArgs(args);
     if (!line.help && !line.version) {
-      if (line.command.length === 0) throw new UsageError("no command given");
+      if (line.command.length === 0) throw new UsageError("");
       if (!line.untimed && line.timeoutMs === undefined && line.maxMemoryBytes === undefined) {
         throw new UsageError("give a time limit (DURATION or --timeout) or --max-memory");
       }
@@ -237,8 +271,11 @@ export async function runGuardCommand(
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    return cli.usageError(error);
+    if (error.message === "") process.stderr.write("Try 'x-guard --help' for more information.\n");
+    else cli.usageError(error);
+    return GuardExit.USAGE;
   }
+  // a failed write (`--help > /dev/full`) ends x-guard with "write error" and 125 (see broken-pipe.ts)
   const answered = cli.answer(line, usage);
   if (answered !== undefined) return answered;
 
@@ -248,28 +285,39 @@ export async function runGuardCommand(
   const [file, ...rest] = line.command as [string, ...string[]];
   const pipesBack = pipes?.whileCommandRuns();
   const threeSteps = line.gracePeriodMs !== undefined || line.sendKill;
+  const first = line.signal ?? constants.signals.SIGTERM;
+  const sent = threeSteps ? ["INT", "TERM", line.sendKill ? "KILL" : "TERM"] : [signalName(first), "KILL"];
+  let killedGroup = false;
   const command = runGuardedCommand(file, rest, {
     timeoutMs: line.timeoutMs,
     maxMemoryBytes: line.maxMemoryBytes,
     // timeout(1)'s ladder unless x-guard's three steps are asked for
     ...(threeSteps
       ? { gracePeriodMs: line.gracePeriodMs, sendKill: line.sendKill }
-      : { killSignal: line.signal ?? "SIGTERM", killAfterMs: line.killAfterMs }),
+      : { killSignal: first, killAfterMs: line.killAfterMs }),
     progressOnOutput: line.progressOnOutput,
+    // as timeout(1): a process group of its own in our session (it cannot read the terminal), or ours
+    processGroup: line.foreground ? "foreground" : "group",
+    // timeout(1) catches its first signal, so the command starts with it at its default
+    ignoredSignals: ignoredSignals.filter((name) => constants.signals[name] !== first),
     // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
     // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
     forwardSignals: true,
-    onInterrupt: ({ limit, level, action, error }) => {
-      const what = limit === "time" ? "time limit reached" : "memory limit exceeded";
-      report(`${what} (level ${level}): ${action} [${error.message}]`);
+    onInterrupt: ({ limit, level, error }) => {
+      // timeout(1)'s ladder only: x-guard's three steps report 124 whatever ended the command
+      if (!threeSteps && sent[level] === "KILL") killedGroup = !line.foreground;
+      if (!line.verbose) return;
+      if (limit === "memory" && level === 0) report(`memory limit exceeded: ${error.message}`);
+      report(`sending signal ${sent[level]} to command '${file}'`);
     },
   });
-  const { exitCode, spawnError, code, signal } = await command.finally(() => pipesBack?.());
+  const { exitCode, spawnError, code, signal, limit } = await command.finally(() => pipesBack?.());
   if (spawnError !== undefined) {
-    const why = exitCode === GuardExit.NOT_FOUND ? "command not found" : `cannot run: ${spawnError.message}`;
-    report(`${file}: ${why}`);
+    report(`failed to run command '${file}': ${errnoText(spawnError)}`);
     return exitCode;
   }
+  // timeout(1) is a member of the group it sends KILL to, and its caller sees it killed: so is x-guard
+  if (killedGroup) process.kill(process.pid, "SIGKILL");
   if (line.preserveStatus) return code ?? signalExitCode(signal!);
-  return exitCode;
+  return limit === "memory" ? GuardExit.MEMORY : exitCode;
 }

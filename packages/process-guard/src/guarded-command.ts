@@ -1,6 +1,6 @@
 import type { ChildProcess, StdioOptions } from "node:child_process";
 import type { Logger } from "@x/core";
-import { loggerOption, optionError, signalExitCode, v } from "@x/core/internal";
+import { loggerOption, MAX_DURATION_MS, optionError, signalExitCode, v } from "@x/core/internal";
 import { ErrorCode, GuardError } from "./errors.js";
 import { GuardedExitCode } from "./exit-codes.js";
 import {
@@ -10,9 +10,10 @@ import {
   listenAndForward,
 } from "./forward-signals.js";
 import { type InterruptEvent, type MemGuard, memGuard, type TimeGuard, timeGuard } from "./guard.js";
+import { launch, launcherAvailable } from "./launcher.js";
 import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
-import { isCode } from "./process-info.js";
+import { isCode, procfsShowsOurPids } from "./process-info.js";
 import { startReaper } from "./reaper.js";
 import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
@@ -31,7 +32,10 @@ export interface GuardedInterruptEvent extends InterruptEvent {
 
 /** Options of {@link runGuardedCommand}. At least one limit is usual, none is allowed (then only `signal` stops). */
 export interface GuardedCommandOptions {
-  /** Time limit, in ms. Default: none. */
+  /**
+   * Time limit, in ms: any finite length (one longer than a Node timer can wait, about 24.8 days, is waited for
+   * in steps). Default: none.
+   */
   timeoutMs?: number;
   /** Limit on the resident memory of the command and all its descendants, in bytes. Default: none. */
   maxMemoryBytes?: number;
@@ -49,7 +53,7 @@ export interface GuardedCommandOptions {
    * either option chooses this ladder; `killSignal` then defaults to `"SIGTERM"`, as in `timeout(1)`.
    * Default: the three steps (SIGINT, SIGTERM after `gracePeriodMs`, then SIGTERM or SIGKILL).
    */
-  killSignal?: NodeJS.Signals;
+  killSignal?: NodeJS.Signals | number;
   /**
    * With `timeout(1)`'s ladder: SIGKILL to the group this long after the first signal, in ms (`timeout -k`; at
    * least 10 ms is used). Default: none, the command is then waited for after its first signal.
@@ -72,6 +76,22 @@ export interface GuardedCommandOptions {
    * Default `true`.
    */
   reaper?: boolean;
+  /**
+   * Where the command runs. `"session"`: in a process group of its own, in a new session without a controlling
+   * terminal. `"group"`: in a process group of its own, in this process's session, as `timeout(1)` runs it: it
+   * can open the terminal, but a read from it stops the command (it is not the terminal's foreground group).
+   * `"foreground"`: in this process's own group, as `timeout --foreground`: it may use the terminal, each signal
+   * goes to the command alone (its children are not signalled, nor swept) and no reaper is started. Limits
+   * and stops signal the whole group in the first two. `"group"` needs Perl (`/usr/bin/perl`), without which
+   * it is `"session"`. Default `"session"`.
+   */
+  processGroup?: "session" | "group" | "foreground";
+  /**
+   * Signals the command starts with ignored, as a command inherits them from a shell that ran `trap '' PIPE`
+   * (Node's `spawn()` resets every disposition). Needs Perl (`/usr/bin/perl`); without it they are not
+   * ignored. Default: none.
+   */
+  ignoredSignals?: readonly NodeJS.Signals[];
   /** Passed to `spawn()`. Default `"inherit"`. */
   stdio?: StdioOptions;
   /** The command's environment. Default `process.env`. */
@@ -133,17 +153,25 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
 
 const fn = <F>() => v.custom<F>((value) => typeof value === "function", { error: "a function" });
 
+const signalName = v.enum(Object.keys(constants.signals) as [NodeJS.Signals, ...NodeJS.Signals[]], {
+  error: 'a signal name ("SIGTERM", "SIGINT", "SIGKILL", …)',
+});
+
 const schema = v.strictObject({
-  timeoutMs: duration.optional(),
+  timeoutMs: nonNegative("a finite number of milliseconds ≥ 0").optional(),
   maxMemoryBytes: nonNegative(bytes).optional(),
   gracePeriodMs: duration.optional(),
   sendKill: bool.optional(),
   killSignal: v
-    .enum(Object.keys(constants.signals) as [NodeJS.Signals, ...NodeJS.Signals[]], {
-      error: 'a signal name ("SIGTERM", "SIGINT", "SIGKILL", …)',
+    .union([signalName, v.number().int().min(0).max(64)], {
+      error: 'a signal name ("SIGTERM", "SIGINT", "SIGKILL", …) or number (0 to 64)',
     })
     .optional(),
   killAfterMs: duration.optional(),
+  processGroup: v
+    .enum(["session", "group", "foreground"], { error: '"session", "group" or "foreground"' })
+    .optional(),
+  ignoredSignals: v.array(signalName).optional(),
   progressOnOutput: bool.optional(),
   reaper: bool.optional(),
   stdio: v
@@ -208,12 +236,18 @@ export function runGuardedCommand(
       throw optionError(ErrorCode.INVALID_OPTION, name, o[name], expected, GuardError);
     }
   }
-  const state: RunState = { signalled: false };
+  if (o.maxMemoryBytes !== undefined && !procfsShowsOurPids()) {
+    throw new GuardError(
+      ErrorCode.UNSUPPORTED,
+      "the memory limit cannot measure the command: /proc shows another PID namespace than ours (mount its own, e.g. unshare --mount-proc)",
+    );
+  }
+  const state: RunState = { signalled: false, alone: o.processGroup === "foreground" };
   const kill = (signal: NodeJS.Signals): boolean => {
     const { child } = state;
     if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
     state.signalled = true;
-    return killGroup(child.pid, signal);
+    return killGroup(child.pid, signal, state.alone);
   };
   if (o.signal?.aborted) return Object.assign(Promise.reject(o.signal.reason), { kill });
   const signals = o.forwardSignals === true ? forwardedSignals : o.forwardSignals || [];
@@ -229,6 +263,8 @@ interface RunState {
   child?: ChildProcess;
   /** Someone sent the group a signal (`kill()` or a stop): sweep it once the command exits. */
   signalled: boolean;
+  /** `processGroup: "foreground"`: signals go to the command alone, and nothing is swept. */
+  alone: boolean;
 }
 
 async function run(
@@ -241,16 +277,33 @@ async function run(
   const { timeoutMs, maxMemoryBytes } = o;
   const ladder = commandLadder(o);
   const piped = o.progressOnOutput ?? false;
+  const alone = state.alone;
   // started first, so that only one write to a pipe separates the command's spawn from its guard
-  const reaper = (o.reaper ?? true) && process.platform !== "win32" ? startReaper(log) : undefined;
+  const reaper = (o.reaper ?? true) && process.platform !== "win32" && !alone ? startReaper(log) : undefined;
+  const stdio = piped ? stdinOnly(o.stdio ?? "inherit") : (o.stdio ?? "inherit");
+  const env = o.env ?? process.env;
+  const ignored = o.ignoredSignals ?? [];
+  const ownGroup = o.processGroup === "group";
   let child: ChildProcess;
+  let started: Promise<NodeJS.ErrnoException | undefined>;
   try {
-    child = spawn(command, args, {
-      detached: true,
-      stdio: piped ? stdinOnly(o.stdio ?? "inherit") : (o.stdio ?? "inherit"),
-      env: o.env ?? process.env,
-      ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
-    });
+    if ((ownGroup || ignored.length > 0) && launcherAvailable()) {
+      // a process group of its own in our session, or dispositions: only the launcher can set them
+      ({ child, started } = launch(command, args, { ownGroup, ignored, stdio, env, cwd: o.cwd }));
+      if (!ownGroup && !alone) log.debug("the launcher cannot start a new session: the command runs in ours");
+    } else {
+      child = spawn(command, args, {
+        detached: !alone,
+        stdio,
+        env,
+        ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+      });
+      const spawned = child;
+      started = new Promise((resolve) => {
+        spawned.once("spawn", () => resolve(undefined));
+        spawned.once("error", (error) => resolve(error));
+      });
+    }
   } catch (error) {
     reaper?.disarm();
     throw error;
@@ -258,10 +311,7 @@ async function run(
   state.child = child;
   // at once, before the event loop can reap the command: its pid and start time still name it
   if (child.pid !== undefined) reaper?.arm(child.pid);
-  const spawnError = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
-    child.once("spawn", () => resolve(undefined));
-    child.once("error", (error) => resolve(error));
-  });
+  const spawnError = await started;
   if (spawnError !== undefined) {
     reaper?.disarm();
     const exitCode = isCode(spawnError, "ENOENT") ? GuardedExitCode.NOT_FOUND : GuardedExitCode.CANNOT_RUN;
@@ -281,17 +331,30 @@ async function run(
     o.onInterrupt?.({ ...event, limit: which });
   };
   const handles: WatchHandle[] = [];
+  let cancelWait: (() => void) | undefined;
   let timeHandle: TimeWatchHandle | undefined;
+  const targetGroup = alone ? "process" : "group";
   if (timeoutMs !== undefined) {
-    const time = withSignals(timeGuard({ ...ladder.time, timeoutMs }), ladder.signals);
+    // a limit longer than a timer can wait: the guard starts once only that much is left
+    const wait = Math.max(0, timeoutMs - MAX_DURATION_MS);
+    const time = withSignals(
+      timeGuard({ ...ladder.time, timeoutMs: timeoutMs - wait }),
+      ladder.signals,
+      targetGroup,
+    );
     time.on("interrupt", onInterrupt("time"));
-    timeHandle = time.watch(child);
-    handles.push(timeHandle);
+    const watch = () => {
+      timeHandle = time.watch(child);
+      handles.push(timeHandle);
+    };
+    if (wait === 0) watch();
+    else cancelWait = waitLong(wait, watch);
   }
   if (maxMemoryBytes !== undefined) {
     const memory = withSignals(
       memGuard({ ...ladder.memory, maxMemoryBytes, metric: "tree" }),
       ladder.signals,
+      targetGroup,
     );
     memory.on("interrupt", onInterrupt("memory"));
     handles.push(memory.watch(child));
@@ -301,9 +364,11 @@ async function run(
     if (child.exitCode !== null || child.signalCode !== null) return;
     log.info({ pid }, `stopping the command: ${ladder.stopSignal} to its process group`);
     state.signalled = true;
-    if (!killGroup(pid, ladder.stopSignal)) return;
+    if (!killGroup(pid, ladder.stopSignal, alone)) return;
     const after = ladder.afterStop;
-    if (after !== undefined) handles.push(withSignals(timeGuard(after.options), after.signals).watch(child));
+    if (after !== undefined) {
+      handles.push(withSignals(timeGuard(after.options), after.signals, targetGroup).watch(child));
+    }
   };
   o.signal?.addEventListener("abort", stop, { once: true });
   if (o.signal?.aborted) stop(); // aborted while the command was starting
@@ -312,7 +377,7 @@ async function run(
   if (piped) {
     const onChunk = () => timeHandle?.progress();
     // the command wrote into an output whose reader is gone: SIGPIPE, as a plain pipe would have sent it
-    const onBroken = () => killGroup(pid, "SIGPIPE");
+    const onBroken = () => killGroup(pid, "SIGPIPE", alone);
     copies.push(
       copyOutput(child.stdout!, process.stdout, onChunk, onBroken),
       copyOutput(child.stderr!, process.stderr, onChunk, onBroken),
@@ -325,8 +390,10 @@ async function run(
       log.error({ err: error, pid }, "onSpawn threw; the command runs on");
     }
     const exit = await exited;
+    cancelWait?.();
     await Promise.allSettled(handles);
-    if (state.signalled) killGroup(pid, "SIGKILL"); // the sweep: background jobs must not outlive the command
+    // the sweep: background jobs must not outlive the command (not in the foreground: the pid may be reused)
+    if (state.signalled && !alone) killGroup(pid, "SIGKILL");
     reaper?.disarm(); // the command ended under our eyes: what is left of its group is not the reaper's
     if (copies.length > 0) await drainOutput(copies, [child.stdout!, child.stderr!]);
     let exitCode: number;
@@ -354,11 +421,11 @@ interface CommandLadder {
   /** Options of the memory limit's guard, without its limit. */
   memory: MemOptions;
   /** The signal of each level of a limit, for `timeout(1)`'s ladder; `undefined`: the three steps. */
-  signals: readonly NodeJS.Signals[] | undefined;
+  signals: readonly (NodeJS.Signals | number)[] | undefined;
   /** What a stop by `signal` sends first. */
-  stopSignal: NodeJS.Signals;
+  stopSignal: NodeJS.Signals | number;
   /** The guard that escalates after a stop (its `timeoutMs` after the first signal) and its signals, if any. */
-  afterStop: { options: TimeOptions; signals: readonly NodeJS.Signals[] | undefined } | undefined;
+  afterStop: { options: TimeOptions; signals: readonly (NodeJS.Signals | number)[] | undefined } | undefined;
 }
 
 /**
@@ -399,12 +466,17 @@ function commandLadder(o: Parsed): CommandLadder {
   };
 }
 
-/** Gives `guard` the signals of a `timeout(1)` ladder; `undefined` leaves its `interruptType`'s. */
+/**
+ * Gives `guard` the signals of a `timeout(1)` ladder (`undefined` leaves its `interruptType`'s), and what the
+ * command is to the signals: the leader of a group of its own, or a process alone.
+ */
 function withSignals<G extends TimeGuard | MemGuard>(
   guard: G,
-  signals: readonly NodeJS.Signals[] | undefined,
+  signals: readonly (NodeJS.Signals | number)[] | undefined,
+  targetGroup: "group" | "process",
 ): G {
   if (signals !== undefined) guard.config.ladder = signals;
+  guard.config.targetGroup = targetGroup;
   return guard;
 }
 
@@ -414,12 +486,26 @@ function stdinOnly(stdio: StdioOptions): StdioOptions {
   return [stdin, "pipe", "pipe"];
 }
 
-/** Sends `signal` to process group `pid`; `false` when the group is gone. */
-function killGroup(pid: number, signal: NodeJS.Signals): boolean {
+/** Sends `signal` to process group `pid` (to the process alone with `alone`); `false` when it is gone. */
+function killGroup(pid: number, signal: NodeJS.Signals | number, alone = false): boolean {
   try {
-    process.kill(-pid, signal);
+    process.kill(alone ? pid : -pid, signal);
     return true;
   } catch {
     return false;
   }
+}
+
+/** Calls `fn` after `ms`, however long, in timer steps of at most `MAX_DURATION_MS`; returns a cancel. */
+function waitLong(ms: number, fn: () => void): () => void {
+  let timer: NodeJS.Timeout;
+  const step = (left: number) => {
+    timer = setTimeout(
+      () => (left > MAX_DURATION_MS ? step(left - MAX_DURATION_MS) : fn()),
+      Math.min(left, MAX_DURATION_MS),
+    );
+    timer.unref();
+  };
+  step(ms);
+  return () => clearTimeout(timer);
 }

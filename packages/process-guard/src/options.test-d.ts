@@ -49,6 +49,8 @@ describe("option names and units", () => {
       | "sendKill"
       | "killSignal"
       | "killAfterMs"
+      | "processGroup"
+      | "ignoredSignals"
       | "progressOnOutput"
       | "reaper"
       | "stdio"

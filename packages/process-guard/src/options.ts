@@ -99,7 +99,7 @@ export interface CommonConfig {
    * Not an option: set by `runGuardedCommand()` for `timeout(1)`'s ladder. The signal of each level to a
    * process target, one to three levels (the last one listed ends the ladder); it replaces `interruptType`'s.
    */
-  ladder?: readonly NodeJS.Signals[];
+  ladder?: readonly (NodeJS.Signals | number)[];
   /**
    * Not an option: set by `runGuardedCommand()`, which knows how it started the command. `"group"`: a process
    * target leads a group of its own, and each signal goes to that group without reading `/proc` (which may

@@ -10,6 +10,20 @@ const { closeSync, openSync, readSync } = process.getBuiltinModule("node:fs");
 /** Whether `/proc` is used. */
 export const hasProcfs = process.platform === "linux";
 
+/**
+ * Whether `/proc` shows this process's own PID namespace: `/proc/self` names our pid. In a PID namespace that
+ * kept the host's `/proc` (`unshare --pid --fork` without `--mount-proc`) it names another number, and every
+ * `/proc/<pid>` read would be about some other process. `true` without `/proc` (nothing is read there).
+ */
+export function procfsShowsOurPids(procfs = hasProcfs): boolean {
+  if (!procfs) return true;
+  try {
+    return process.getBuiltinModule("node:fs").readlinkSync("/proc/self") === String(process.pid);
+  } catch {
+    return false;
+  }
+}
+
 let statmFd: number | null | undefined;
 const statmBuffer = Buffer.alloc(128);
 

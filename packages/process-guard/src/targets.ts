@@ -146,7 +146,9 @@ export class ProcessTarget implements Target {
     return `sent the x-guard:interrupt message to pid ${this.pid} over IPC`;
   }
 
-  #signal(signal: NodeJS.Signals, isEnded: () => boolean): string | Promise<string> {
+  #signal(signal: NodeJS.Signals | number, isEnded: () => boolean): string | Promise<string> {
+    const known = this.config.targetGroup;
+    if (known !== undefined) return this.#send(signal, known === "group");
     const pgid = pgidOf(this.pid);
     const own = ownPgid();
     if (typeof pgid === "number" && typeof own === "number") return this.#kill(signal, pgid, own);
@@ -155,8 +157,11 @@ export class ProcessTarget implements Target {
     );
   }
 
-  #kill(signal: NodeJS.Signals, pgid: number, ownGroup: number): string {
-    const group = pgid === this.pid && pgid !== ownGroup;
+  #kill(signal: NodeJS.Signals | number, pgid: number, ownGroup: number): string {
+    return this.#send(signal, pgid === this.pid && pgid !== ownGroup);
+  }
+
+  #send(signal: NodeJS.Signals | number, group: boolean): string {
     const what = group ? `process group ${this.pid}` : `pid ${this.pid}`;
     try {
       process.kill(group ? -this.pid : this.pid, signal);
@@ -166,6 +171,15 @@ export class ProcessTarget implements Target {
       return `nothing (${signal} to ${what} failed: ${(error as Error).message})`;
     }
     if (group) this.signalledGroup = this.pid;
+    // as timeout(1): a stopped group (a background job that read the terminal) must wake up to act on it
+    if (
+      this.config.targetGroup === "group" &&
+      !["SIGKILL", "SIGCONT", constants.signals.SIGKILL, constants.signals.SIGCONT].includes(signal)
+    ) {
+      try {
+        process.kill(-this.pid, "SIGCONT");
+      } catch {}
+    }
     return `${signal} to ${what}`;
   }
 

@@ -65,37 +65,36 @@ describe("x-guard: usage", () => {
     expect((await inProcess(["-h"])).stdout).toBe(stdout);
   });
 
-  it("exits 64 for a bad command line, with one line and a pointer to the help on stderr", async () => {
+  it("exits 125 for a bad command line, as timeout(1), with getopt's line and a pointer to the help", async () => {
     const { code, stdout, stderr } = await run(["--nope", "--", "true"]);
-    expect(code).toBe(64);
+    expect(code).toBe(125);
     expect(stdout).toBe("");
-    expect(stderr).toBe("x-guard: unknown option --nope\nTry 'x-guard --help' for more information.\n");
+    expect(stderr).toBe(
+      "x-guard: unrecognized option '--nope'\nTry 'x-guard --help' for more information.\n",
+    );
   });
 
   it("prints its name and version for --version, as x-supervisor and x-rmq-storage do", async () => {
     const { version } = JSON.parse(await readFile(join(packageDir, "package.json"), "utf8"));
     expect(await run(["--version"])).toMatchObject({ code: 0, stdout: `x-guard ${version}\n`, stderr: "" });
     expect((await inProcess(["--timeout", "1", "--version"])).stdout).toBe(`x-guard ${version}\n`);
-    expect((await inProcess(["--version=1"])).code).toBe(64);
+    expect((await inProcess(["--version=1"])).code).toBe(125);
   });
 
   it.each([
-    [[], "no command given"],
-    [["--timeout", "5"], "no command given"],
-    [["--", "true"], "give a time limit (DURATION or --timeout) or --max-memory"],
+    [["--", "true", "x"], "x-guard: invalid time interval 'true'"],
     [["-k", "1", "--grace", "1", "5", "true"], "-s and -k (timeout(1)'s ladder) do not go with --grace"],
-    [["-s", "NOPE", "5", "true"], 'x-guard: -s: "NOPE" is not a signal'],
-    [["--signal", "99", "5", "true"], 'x-guard: --signal: "99" is not a signal'],
-    [["30d", "true"], 'x-guard: DURATION: "30d" is longer than the longest timer'],
-    [["--timeout", "abc", "--", "true"], 'x-guard: --timeout: "abc" is not a duration'],
-    [["--timeout", "-1", "--", "true"], 'x-guard: --timeout: "-1" is not a duration'],
-    [["--grace", "5ms", "--timeout", "1", "--", "true"], 'x-guard: --grace: "5ms" is not a duration'],
+    [["-s", "NOPE", "5", "true"], "x-guard: 'NOPE': invalid signal"],
+    [["--signal", "99", "5", "true"], "x-guard: '99': invalid signal"],
+    [["--timeout", "abc", "--", "true"], "x-guard: invalid time interval 'abc'"],
+    [["--timeout", "-1", "--", "true"], "x-guard: invalid time interval '-1'"],
+    [["--grace", "5ms", "--timeout", "1", "--", "true"], "x-guard: invalid time interval '5ms'"],
     [["--max-memory", "5T", "--", "true"], 'x-guard: --max-memory: "5T" is not a size'],
-    [["--timeout"], "option --timeout needs a value"],
-    [["--send-kill=yes", "--timeout", "1", "--", "true"], "option --send-kill takes no value"],
-  ])("exits 64 for %j: %s", async (args, message) => {
+    [["--timeout"], "x-guard: option '--timeout' requires an argument"],
+    [["--send-kill=yes", "--timeout", "1", "--", "true"], "option '--send-kill' doesn't allow an argument"],
+  ])("exits 125 for %j: %s", async (args, message) => {
     const { code, stdout, stderr } = await inProcess(args);
-    expect(code).toBe(64);
+    expect(code).toBe(125);
     expect(stdout).toBe("");
     expect(stderr).toContain(message);
     expect(stderr.split("\n")).toEqual([
@@ -114,6 +113,8 @@ describe("x-guard: usage", () => {
       maxMemoryBytes: 1.5 * 1024 ** 3,
       sendKill: false,
       preserveStatus: false,
+      foreground: false,
+      verbose: false,
       untimed: false,
       progressOnOutput: false,
       help: false,
@@ -122,27 +123,29 @@ describe("x-guard: usage", () => {
     });
     // timeout(1)'s command line: -s and -k (also attached), and a leading DURATION when --timeout is absent
     expect(parseGuardArgs(["-s", "int", "-k5", "1.5m", "sleep", "9"])).toMatchObject({
-      signal: "SIGINT",
+      signal: constants.signals.SIGINT,
       killAfterMs: 5_000,
       timeoutMs: 90_000,
       command: ["sleep", "9"],
     });
     const untimed = parseGuardArgs(["-sKILL", "--kill-after=0", "0", "true"]);
-    expect(untimed).toMatchObject({ signal: "SIGKILL", untimed: true, command: ["true"] });
+    expect(untimed).toMatchObject({ signal: constants.signals.SIGKILL, untimed: true, command: ["true"] });
     expect(untimed.timeoutMs).toBeUndefined(); // DURATION 0 and -k 0 disable, as in timeout(1)
     expect(untimed.killAfterMs).toBeUndefined();
     expect(parseGuardArgs(["--signal", "9", "--preserve-status", ".5", "x"])).toMatchObject({
-      signal: "SIGKILL",
+      signal: constants.signals.SIGKILL,
       preserveStatus: true,
       timeoutMs: 500,
       command: ["x"],
     });
     expect(parseGuardArgs(["--signal=SIGHUP", "--timeout", "5", "10", "x"])).toMatchObject({
-      signal: "SIGHUP",
+      signal: constants.signals.SIGHUP,
       timeoutMs: 5_000,
       command: ["10", "x"], // with --timeout, the first non-option is the command
     });
-    expect(parseGuardArgs(["--send-kill", "--progress-on-output", "--", "-x"])).toMatchObject({
+    expect(
+      parseGuardArgs(["--send-kill", "--progress-on-output", "--timeout", "1", "--", "-x"]),
+    ).toMatchObject({
       sendKill: true,
       progressOnOutput: true,
       command: ["-x"],
@@ -175,8 +178,9 @@ describe("x-guard: exit status", () => {
   const trapping = (onTerm: string) =>
     `trap "echo INT" INT; trap "${onTerm}" TERM; echo ready; while :; do sleep 0.05; done`;
 
-  it("is 124 when the time limit stopped the command, however it then ended, with a line per level", async () => {
+  it("is 124 when the time limit stopped the command, however it then ended, with a line per signal with -v", async () => {
     const result = await run([
+      "-v",
       "--timeout",
       "0.5",
       "--grace",
@@ -191,8 +195,10 @@ describe("x-guard: exit status", () => {
     // (sh itself may report its `sleep` as "Terminated")
     const lines = result.stderr.split("\n").filter((line) => line.startsWith("x-guard:"));
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^x-guard: time limit reached \(level 0\): SIGINT to process group \d+ \[/);
-    expect(lines[1]).toMatch(/^x-guard: time limit reached \(level 1\): SIGTERM to process group \d+ \[/);
+    expect(lines).toEqual([
+      "x-guard: sending signal INT to command 'sh'",
+      "x-guard: sending signal TERM to command 'sh'",
+    ]);
     const quits = await run([
       "--timeout",
       "0.5",
@@ -202,10 +208,12 @@ describe("x-guard: exit status", () => {
       "trap 'exit 0' INT; while :; do sleep 0.05; done",
     ]);
     expect(quits.code).toBe(124);
+    expect(quits.stderr).toBe(""); // quiet without -v, as timeout(1)
   });
 
   it("takes timeout(1)'s suffixes and, with --send-kill, sends SIGKILL last; still 124", async () => {
     const result = await run([
+      "--verbose",
       "--timeout",
       "0.01m",
       "--grace",
@@ -218,12 +226,13 @@ describe("x-guard: exit status", () => {
     ]);
     expect(result.code).toBe(124);
     expect(result.stdout).toBe("ready\nINT\nTERM\n");
-    expect(result.stderr).toMatch(/\(level 1\): SIGTERM to process group/);
-    expect(result.stderr).toMatch(/\(level 2\): SIGKILL to process group/);
+    expect(result.stderr).toContain("x-guard: sending signal TERM to command 'sh'\n");
+    expect(result.stderr).toContain("x-guard: sending signal KILL to command 'sh'\n");
   });
 
-  it("is 125 when the memory limit stopped the command (tree of the command)", async () => {
+  it("is 122 when the memory limit stopped the command (tree of the command)", async () => {
     const result = await run([
+      "-v",
       "--max-memory",
       "64M",
       "--timeout",
@@ -237,8 +246,10 @@ describe("x-guard: exit status", () => {
       "--exit-on",
       "SIGINT",
     ]);
-    expect(result.code).toBe(125);
-    expect(result.stderr).toMatch(/^x-guard: memory limit exceeded \(level 0\): SIGINT to process group \d+/);
+    expect(result.code).toBe(122);
+    expect(result.stderr).toMatch(
+      /^x-guard: memory limit exceeded: .*\nx-guard: sending signal INT to command /,
+    );
   });
 
   it("is 128 + n when the command died of a signal x-guard did not send", async () => {
@@ -248,14 +259,16 @@ describe("x-guard: exit status", () => {
   it("is 127 for a command that is not found and 126 for one that cannot be run", async () => {
     const missing = await run(["--timeout", "5", "--", "no-such-command-x-guard"]);
     expect(missing.code).toBe(127);
-    expect(missing.stderr).toContain("no-such-command-x-guard: command not found");
+    expect(missing.stderr).toBe(
+      "x-guard: failed to run command 'no-such-command-x-guard': No such file or directory\n",
+    );
     const notExecutable = join(dir, "plain.txt");
     await writeFile(notExecutable, "echo hi\n");
     await chmod(notExecutable, 0o644);
     for (const command of [dir, notExecutable]) {
       const result = await run(["--timeout", "5", "--", command]);
       expect(result.code).toBe(126);
-      expect(result.stderr).toContain("cannot run");
+      expect(result.stderr).toBe(`x-guard: failed to run command '${command}': Permission denied\n`);
     }
   });
 
@@ -468,7 +481,7 @@ describe("x-guard: signals", () => {
   it.each(["SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"] as const)(
     "forwards %s to the command's whole group, every time, and the time limit still applies afterwards",
     async (signal) => {
-      const guard = xGuard(["--timeout", "4", "--grace", "0.3", "--send-kill", "--", ...loggers]);
+      const guard = xGuard(["-v", "--timeout", "4", "--grace", "0.3", "--send-kill", "--", ...loggers]);
       const log = collect(guard.child);
       const pids = await bothReady(log);
       const got = (pid: number, name: string) =>
@@ -480,10 +493,10 @@ describe("x-guard: signals", () => {
       const result = await guard.done; // x-guard lived on, and the ladder ran: SIGINT, SIGTERM, SIGKILL
       expect(result.code).toBe(124); // x-guard's three steps: 124 however the command then ended
       const ladder = result.stderr.split("\n").filter((line) => line.startsWith("x-guard:"));
-      expect(ladder.map((line) => /\(level \d\): \w+/.exec(line)?.[0])).toEqual([
-        "(level 0): SIGINT",
-        "(level 1): SIGTERM",
-        "(level 2): SIGKILL",
+      expect(ladder.map((line) => /sending signal \w+/.exec(line)?.[0])).toEqual([
+        "sending signal INT",
+        "sending signal TERM",
+        "sending signal KILL",
       ]);
       for (const pid of pids) {
         expect(got(pid, "SIGINT")).toHaveLength(1);
