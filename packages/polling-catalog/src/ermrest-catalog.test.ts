@@ -409,15 +409,22 @@ describe("retries", () => {
     expect(fake.rows("S:Job")).toHaveLength(2);
   });
 
-  it("does not retry 500, nor POST on other 5xx or network errors", async () => {
+  it("retries a 500 of GET and PUT (connection pool exhausted), but not POST on 5xx", async () => {
     const { catalog, calls, fake } = await setup();
+    fake.failNext(2, { status: 500 });
+    expect((await catalog.get("/entity/S:Job")).status).toBe(200);
+    expect(calls).toHaveLength(3);
     fake.failNext(1, { status: 500 });
-    expect(((await catalog.get("/entity/S:Job").catch((e: unknown) => e)) as HTTPError).status).toBe(500);
+    await catalog.put("/attributegroup/S:Job/id;state", { json: [{ id: 1, state: "x" }] });
+    expect(calls).toHaveLength(5);
+    fake.failNext(1, { status: 500 });
+    const error = (await catalog.post("/entity/S:Job", { json: [] }).catch((e: unknown) => e)) as HTTPError;
+    expect([error.status, error.response.method]).toEqual([500, "POST"]);
     fake.failNext(1, { status: 503 });
     expect(
       ((await catalog.post("/entity/S:Job", { json: [] }).catch((e: unknown) => e)) as HTTPError).status,
     ).toBe(503);
-    expect(calls).toHaveLength(2);
+    expect(calls).toHaveLength(7);
   });
 
   it("keeps If-Match on a retried guarded PUT, so a lost committed response surfaces as ConcurrentUpdate", async () => {

@@ -13,6 +13,7 @@ import {
 import { ErrorCode, errorForStatus, NotModified, PollingCatalogError } from "./errors.js";
 import { Lru } from "./lru.js";
 import { networkError } from "./network-error.js";
+import { waitSignal } from "./poll-signal.js";
 import { type BoundedBody, readBoundedBody } from "./read-body.js";
 import { inspectAs, maskSecrets, redactedMark, secretsOf } from "./redact.js";
 import { CatalogResponse } from "./response.js";
@@ -304,24 +305,28 @@ export class ErmrestCatalog<
     // Writes to one table are paced after a rollback (see WritePacing); reads never are.
     const table =
       spec.method !== "GET" && this.options.writePacing !== false ? writeTable(spec.path) : undefined;
+    // Waits end with the request's signal, and with the blockingPoll's while its lookForWork runs; so does a
+    // GET (it changes nothing), while a write in flight is left to finish.
+    const waitsSignal = waitSignal(spec.signal);
+    const attemptSignal = spec.method === "GET" ? waitsSignal : spec.signal;
     let failures = 0;
     for (let attempt = 1; ; attempt++) {
       let sent: Sent;
       let startedMs = 0;
       try {
-        if (table !== undefined) await this.#pacing.ready(table, spec.signal);
+        if (table !== undefined) await this.#pacing.ready(table, waitsSignal);
         startedMs = performance.now();
-        sent = await this.#attempt(url, init, spec.signal);
+        sent = await this.#attempt(url, init, attemptSignal);
       } catch (error) {
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
-        if (spec.signal?.aborted || XError.is(error)) throw error;
+        if (attemptSignal?.aborted || XError.is(error)) throw error;
         if (++failures >= maxTries || !idempotent) throw networkError(error, `${spec.method} ${url}`);
         const waitMs = retryDelayMs(failures - 1, null);
         this.logger.debug(
           { method: spec.method, url, attempt, waitMs: Math.round(waitMs), error: describeError(error) },
           "Retrying after a network error.",
         );
-        await sleep(waitMs, { signal: spec.signal });
+        await sleep(waitMs, { signal: waitsSignal });
         continue;
       }
       const { response } = sent;
@@ -336,7 +341,7 @@ export class ErmrestCatalog<
             { method: spec.method, url, attempt, waitMs: Math.round(waitMs) },
             "Retrying after a rolled-back transaction.",
           );
-          await sleep(waitMs, { signal: spec.signal });
+          await sleep(waitMs, { signal: waitsSignal });
           continue;
         }
       } else if (idempotent && isRetryableStatus(response.status) && ++failures < maxTries) {
@@ -345,7 +350,7 @@ export class ErmrestCatalog<
           { method: spec.method, url, attempt, status: response.status, waitMs: Math.round(waitMs) },
           "Retrying after a server error.",
         );
-        await sleep(waitMs, { signal: spec.signal });
+        await sleep(waitMs, { signal: waitsSignal });
         continue;
       }
       if (response.status >= 400 && response.status <= 599) throw errorForStatus(this.#masked(response));
@@ -359,7 +364,7 @@ export class ErmrestCatalog<
     const masked = maskSecrets(body, this.#secrets);
     return masked === body
       ? response
-      : new CatalogResponse(response.status, response.headers, response.url, masked);
+      : new CatalogResponse(response.status, response.headers, response.url, masked, response.method);
   }
 
   async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {
@@ -380,7 +385,7 @@ export class ErmrestCatalog<
       throw brokenHttpError(error, what);
     }
     return {
-      response: new CatalogResponse(response.status, response.headers, url, body.text),
+      response: new CatalogResponse(response.status, response.headers, url, body.text, init.method),
       bytes: body.bytes,
     };
   }

@@ -301,14 +301,19 @@ export class PollLoop {
         this.#recover();
       } catch (error) {
         if (signal?.aborted) {
-          logger.warn({ error: toError(error).message }, "lookForWork failed after the abort; ignored.");
+          // The abort itself ended a wait of the library: the expected way out, not worth a warning.
+          if (error === signal.reason) logger.debug("lookForWork stopped by the abort.");
+          else logger.warn({ error: toError(error).message }, "lookForWork failed after the abort; ignored.");
           return;
         }
         if (isOutageError(error)) {
           this.#fail(toError(error));
           return;
         }
-        if (!XError.is(error, ErrorCode.CONCURRENT_UPDATE)) throw error;
+        if (!XError.is(error, ErrorCode.CONCURRENT_UPDATE)) {
+          logger.error(errorFields(error), "lookForWork failed with an error retrying cannot fix; stopping.");
+          throw error;
+        }
         this.#recover();
         logger.info("Handling a concurrent update: looking for work again.");
         more = true;
@@ -336,7 +341,7 @@ export class PollLoop {
     const outageMs = Math.round(now - outage.since);
     if (now - outage.since >= this.#s.maxOutageMs) {
       logger.error(
-        { error: error.message, outageMs },
+        { ...errorFields(error), outageMs },
         "The catalog outage lasted longer than maxOutageMs; giving up.",
       );
       throw error;
@@ -372,6 +377,23 @@ export class PollLoop {
     );
     this.#s.onRecovered({ durationMs, failures: outage.failures });
   }
+}
+
+/** An error's log fields: its name, message and code, and the messages down its `cause` chain. */
+function errorFields(error: unknown): { error: string; code?: string; causes?: string[] } {
+  const fields: { error: string; code?: string; causes?: string[] } = { error: String(error) };
+  if (error instanceof Error) {
+    fields.error = `${error.name}: ${error.message}`;
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === "string") fields.code = code;
+    const causes: string[] = [];
+    for (let cause = error.cause; cause !== undefined && causes.length < 5; ) {
+      causes.push(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause));
+      cause = cause instanceof Error ? cause.cause : undefined;
+    }
+    if (causes.length > 0) fields.causes = causes;
+  }
+  return fields;
 }
 
 function toError(value: unknown): Error {

@@ -8,6 +8,7 @@ import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
 import { fakeNoticeSource } from "./fake-notices.js";
 import { NoticeSubscription } from "./notice-subscription.js";
 import { PollLoop } from "./poll-loop.js";
+import { withPollSignal } from "./poll-signal.js";
 import { redactUrl } from "./redact.js";
 import type { CatalogResponse } from "./response.js";
 
@@ -100,6 +101,12 @@ export interface StateChangeOptions {
    * at once. Default `10`.
    */
   claimRows?: number;
+  /**
+   * Aborting it abandons the call: its GETs and their retries, and its claim's waits (pacing, retries); a claim
+   * already sent is left to finish. Inside `blockingPoll`'s `lookForWork`, the poll's own signal does the same
+   * without this option. Default none.
+   */
+  signal?: AbortSignal;
 }
 
 /** The result of {@link PollingErmrestCatalog.stateChangeOnce}. */
@@ -224,6 +231,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     options: StateChangeOptions = {},
   ): Promise<StateChange> {
     const spread = options?.spread ?? false;
+    const signal = options?.signal;
     const claimRows = options?.claimRows ?? defaultClaimRows;
     if (!Number.isInteger(claimRows) || claimRows < 1)
       throw new PollingCatalogError(
@@ -239,11 +247,11 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       );
     }
     for (let round = 1; ; round++) {
-      const found = await this.#plan(queryPath, transform, idleEtag);
+      const found = await this.#plan(queryPath, transform, idleEtag, signal);
       if (!found.plan) return { idleEtag: found.etag, batch: [] };
       if (!spread || keys === undefined)
-        return this.#claimAll(queryPath, updatePath, found.plan, found.before);
-      const batch = await this.#claimSome(queryPath, updatePath, found.plan, claimRows, keys);
+        return this.#claimAll(queryPath, updatePath, found.plan, found.before, signal);
+      const batch = await this.#claimSome(queryPath, updatePath, found.plan, claimRows, keys, signal);
       if (batch.length > 0 || round >= maxSpreadRounds) {
         if (batch.length === 0)
           this.logger.info(
@@ -260,10 +268,11 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     queryPath: string,
     transform: RowTransform,
     idleEtag: string | null,
+    signal: AbortSignal | undefined,
   ): Promise<{ plan?: Array<[Row, Row]>; before: CatalogResponse; etag: string | null }> {
     let before: CatalogResponse;
     try {
-      before = await this.get(queryPath, { raiseNotModified: true });
+      before = await this.get(queryPath, { raiseNotModified: true, signal });
     } catch (error) {
       if (!(error instanceof NotModified)) throw error;
       before = error.response;
@@ -290,10 +299,12 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     updatePath: string,
     plan: Array<[Row, Row]>,
     before: CatalogResponse,
+    signal: AbortSignal | undefined,
   ): Promise<StateChange> {
     const after = await this.put(updatePath, {
       json: plan.map(([, update]) => update),
       guardResponse: before,
+      signal,
     });
     this.#claimed(queryPath, updatePath, plan, safeLength(after));
     return { idleEtag: null, batch: plan };
@@ -306,9 +317,13 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     plan: Array<[Row, Row]>,
     claimRows: number,
     keys: string[],
+    signal: AbortSignal | undefined,
   ): Promise<Array<[Row, Row]>> {
     const chosen = shuffled(plan).slice(0, claimRows);
-    const after = await this.put(updatePath, { json: chosen.map(([, update]) => update) });
+    const after = await this.put(updatePath, {
+      json: chosen.map(([, update]) => update),
+      signal,
+    });
     let answer: unknown;
     try {
       answer = after.json();
@@ -348,7 +363,7 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     }
     const parsed = parseOptions(pollOptionsSchema, options, ErrorCode.INVALID_OPTION, PollingCatalogError);
     const loop = new PollLoop({
-      lookForWork,
+      lookForWork: () => withPollSignal(parsed.signal, lookForWork),
       pollingMs: parsed.pollingMs,
       coalesceMs: parsed.coalesceMs,
       maxCoalesceMs: parsed.maxCoalesceMs,

@@ -17,6 +17,8 @@ export class CatalogResponse {
   readonly etag: string | null;
   /** The full request URL. */
   readonly url: string;
+  /** The request method: `GET`, `PUT`, `POST` or `DELETE`. */
+  readonly method: string;
   readonly #body: string;
 
   /**
@@ -24,14 +26,16 @@ export class CatalogResponse {
    * @param headers - the response headers
    * @param url - the full request URL
    * @param body - the whole body as text
+   * @param method - the request method. Default `"GET"`.
    */
-  constructor(status: number, headers: Headers, url: string, body: string) {
+  constructor(status: number, headers: Headers, url: string, body: string, method = "GET") {
     this.status = status;
     this.headers = headers;
     // Without the optional whitespace around it, which is not part of an HTTP field value (undici keeps a
     // trailing tab), so that `etag` is byte for byte what `If-Match`/`If-None-Match` will send back.
     this.etag = headers.get("etag")?.replace(/^[\t ]+|[\t ]+$/g, "") ?? null;
     this.url = url;
+    this.method = method;
     this.#body = body;
   }
 

@@ -29,8 +29,10 @@ describe("retryDelayMs", () => {
     expect(retryDelayMs(1, "soon", now, () => 0.5)).toBe(100);
   });
 
-  it("retries 502, 503 and 504 only", () => {
-    expect([500, 501, 502, 503, 504, 505, 429].filter(isRetryableStatus)).toEqual([502, 503, 504]);
+  it("retries what a server answers under load: 429, 500, 502, 503 and 504 only", () => {
+    expect([400, 500, 501, 502, 503, 504, 505, 429].filter(isRetryableStatus)).toEqual([
+      500, 502, 503, 504, 429,
+    ]);
   });
 
   it("recognises ERMrest's rolled-back transaction: 503 with the text Transaction aborted.", () => {

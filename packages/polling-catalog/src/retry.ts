@@ -1,7 +1,10 @@
 import { backoffDelay } from "@x/core";
 import type { CatalogResponse } from "./response.js";
 
-/** Tries in all for GET, PUT and DELETE on a network error, 502, 503 or 504 (other than a rolled-back transaction). */
+/**
+ * Tries in all for GET, PUT and DELETE on a network error or a status of {@link isRetryableStatus} (other than a
+ * rolled-back transaction).
+ */
 export const maxTries = 5;
 /**
  * The ceiling of the full-jitter waits between the tries of a request ERMrest rolled back (`503 Transaction
@@ -10,11 +13,15 @@ export const maxTries = 5;
 export const maxRolledBackDelayMs = 3_200;
 /** The longest wait a `Retry-After` header can impose, in ms. */
 const maxRetryAfterMs = 60_000;
-const retryStatuses = new Set([502, 503, 504]);
+/**
+ * What a server answers under load, or while it or its proxy restarts: 429, 500 (ERMrest's answer when its
+ * database connection pool is exhausted), 502, 503, 504.
+ */
+const retryStatuses = new Set([429, 500, 502, 503, 504]);
 /** The text ERMrest answers (with 503) when PostgreSQL rolled a SERIALIZABLE transaction back. */
 const transactionAbortedText = "Transaction aborted.";
 
-/** Whether a response with this status is worth another try of an idempotent request. */
+/** Whether a response with this status (429, 500, 502, 503, 504) is worth another try of an idempotent request. */
 export function isRetryableStatus(status: number): boolean {
   return retryStatuses.has(status);
 }
