@@ -3,6 +3,10 @@ import { defineConfig, type UserConfig } from "tsdown";
 /**
  * The one build every package shares: ESM for Node 22+, bundled declarations, source maps, one file per
  * entry. A package passes its entries (and `cli` for a command, whose shebang tsdown keeps).
+ *
+ * Every declaration file starts with `/// <reference types="node" />`: the declarations name Node's types
+ * (`node:events`, `NodeJS.Signals`...), and a consumer's TypeScript 7 loads no `@types` package unless
+ * something asks for it (its `types` defaults to `[]`), so each file asks for `@types/node` itself.
  */
 export function packageBuild(entry: Record<string, string>, overrides: UserConfig = {}) {
   return defineConfig({
@@ -14,9 +18,13 @@ export function packageBuild(entry: Record<string, string>, overrides: UserConfi
     sourcemap: true,
     clean: true,
     fixedExtension: false,
+    banner: { dts: nodeTypesReference },
     ...overrides,
   });
 }
+
+/** The directive that makes a declaration file load `@types/node` whatever the consumer's `types` says. */
+const nodeTypesReference = '/// <reference types="node" />';
 
 /**
  * A command's own build, for a command whose start-up matters (x-guard wraps every job): its entry and all it

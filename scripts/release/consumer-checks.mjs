@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { installSection, typeCheckConsumer } from "./consumer-types.mjs";
 import { readmeExample } from "./readme-example.mjs";
 
 /** Runs a command; its output is kept for the failure message only. */
@@ -68,19 +69,21 @@ function removeDefaultTopology(npmDir, env) {
 }
 
 /**
- * Checks one package published as `name@version`. `tools` holds typescript (the oldest supported) and
- * `@types/node` for the type check; `env` points npm and pnpm at the local registry. Returns
- * `[check, error | undefined]` pairs in order; a failed install skips the checks that need it.
+ * Checks one package published as `name@version`. The type check runs each of `compilers` (see
+ * consumer-types.mjs) with `@types/node@<nodeTypes>` installed, as the README's Install section says;
+ * `env` points npm and pnpm at the local registry. Resolves to `[check, error | undefined]` pairs in order; a
+ * failed install skips the checks that need it.
  */
-export function checkPackage({ name, version, work, tools, env }) {
+export async function checkPackage({ name, version, work, compilers, nodeTypes, env }) {
   const results = [];
-  const check = (label, body) => {
+  const check = async (label, body) => {
+    const result = [label, undefined];
+    results.push(result); // in the order the checks start, whichever ends first
     try {
-      body();
-      results.push([label, undefined]);
+      await body();
       return true;
     } catch (error) {
-      results.push([label, error]);
+      result[1] = error;
       return false;
     }
   };
@@ -89,7 +92,7 @@ export function checkPackage({ name, version, work, tools, env }) {
   const pnpmDir = emptyProject(join(work, `${slug}-pnpm`));
   const spec = `${name}@${version}`;
 
-  const npmInstalled = check("installed alone with npm", () => {
+  const npmInstalled = await check("installed alone with npm", () => {
     run("npm", ["install", spec, "--no-audit", "--no-fund", "--loglevel=error"], { cwd: npmDir, env });
     const modules = join(npmDir, "node_modules");
     if (name === "@x/process-guard" && nativeFiles(modules).length > 0)
@@ -97,14 +100,14 @@ export function checkPackage({ name, version, work, tools, env }) {
     if (name === "@x/checkpoint" && existsSync(join(modules, "better-sqlite3")))
       throw new Error("installed better-sqlite3, an optional peer");
   });
-  const pnpmInstalled = check("with pnpm", () => {
+  const pnpmInstalled = await check("with pnpm", () => {
     run("pnpm", ["add", spec, "--reporter=silent"], { cwd: pnpmDir, env });
   });
   if (!npmInstalled || !pnpmInstalled) return results;
 
   const manifest = JSON.parse(readFileSync(join(npmDir, "node_modules", name, "package.json"), "utf8"));
   const entries = entryPoints(manifest);
-  check("import", () => {
+  await check("import", () => {
     for (const dir of [npmDir, pnpmDir])
       for (const entry of entries)
         run(process.execPath, ["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`], {
@@ -112,7 +115,7 @@ export function checkPackage({ name, version, work, tools, env }) {
           env,
         });
   });
-  check("CLIs", () => {
+  await check("CLIs", () => {
     for (const bin of Object.keys(manifest.bin ?? {})) {
       const help = run(join(npmDir, "node_modules", ".bin", bin), ["--help"], { cwd: npmDir, env });
       if (!/usage/i.test(help)) throw new Error(`${bin} --help printed no usage: ${help.slice(0, 200)}`);
@@ -133,39 +136,14 @@ export function checkPackage({ name, version, work, tools, env }) {
         if (saved.length !== 1) throw new Error(`x-guard saved ${saved.length} code caches, expected 1`);
       }
   });
-  check("types", () => {
-    writeFileSync(
-      join(pnpmDir, "consumer.ts"),
-      entries
-        .map((entry, i) => `import * as entry${i} from ${JSON.stringify(entry)};\nexport { entry${i} };\n`)
-        .join(""),
-    );
-    for (const resolution of ["nodenext", "bundler"]) {
-      const compilerOptions = {
-        module: resolution === "nodenext" ? "nodenext" : "esnext",
-        moduleResolution: resolution,
-        target: "es2022",
-        strict: true,
-        skipLibCheck: false,
-        noEmit: true,
-        typeRoots: [join(tools, "node_modules", "@types")],
-        types: ["node"],
-      };
-      writeFileSync(
-        join(pnpmDir, `tsconfig.${resolution}.json`),
-        JSON.stringify({ compilerOptions, files: ["consumer.ts"] }),
-      );
-      run(
-        process.execPath,
-        [join(tools, "node_modules", "typescript", "bin", "tsc"), "-p", `tsconfig.${resolution}.json`],
-        {
-          cwd: pnpmDir,
-          env,
-        },
-      );
-    }
+  // in the pnpm project while the README example runs in the npm one: its compilers run in child processes
+  const types = check("types", () => {
+    const install = installSection(readFileSync(join(pnpmDir, "node_modules", name, "README.md"), "utf8"));
+    if (!install.includes("@types/node"))
+      throw new Error("the README's Install section does not tell TypeScript users to add @types/node");
+    return typeCheckConsumer({ dir: pnpmDir, entries, compilers, nodeTypes, env });
   });
-  check("README example", () => {
+  await check("README example", () => {
     const example = readmeExample(join(npmDir, "node_modules", name, "README.md"));
     if (!example.code) throw new Error("the README has no TypeScript or JavaScript example");
     for (const install of example.installs)
@@ -181,5 +159,6 @@ export function checkPackage({ name, version, work, tools, env }) {
       if (name === "@x/rmq-storage") removeDefaultTopology(npmDir, env);
     }
   });
+  await types;
   return results;
 }
