@@ -28,6 +28,17 @@ export const ErrorCode = {
   SQLITE_UNAVAILABLE: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE",
   /** An engine adapter cannot read its stream: it does not exist, is not a stream (a classic queue), or access is refused. */
   NOT_A_STREAM: "ERR_X_CHECKPOINT_NOT_A_STREAM",
+  /**
+   * An engine adapter's broker refused the connection for good before the stream ever read: a login refused
+   * (a wrong password or user), a virtual host the user may not open. Not retried; the message names the
+   * stream and gives the broker's reason.
+   */
+  ACCESS_REFUSED: "ERR_X_CHECKPOINT_ACCESS_REFUSED",
+  /**
+   * Nothing answered at an engine adapter's broker address (connection refused, a host name that does not
+   * resolve) for 3 s in a row before the stream ever read. The message names the stream and the address.
+   */
+  UNREACHABLE: "ERR_X_CHECKPOINT_UNREACHABLE",
   /** The installed `better-sqlite3` is not 12.x or 13.x, or does not support the running Node. */
   SQLITE_VERSION: "ERR_X_CHECKPOINT_SQLITE_VERSION",
 } as const;

@@ -120,6 +120,31 @@ describe("natsStream on NATS JetStream", () => {
       await nc.close();
     }
   });
+
+  it("leaves no consumer on the server after pauses, seeks and close", async () => {
+    const { stream } = await produce(NATS_SERVER, 20);
+    const nc = await open(NATS_SERVER);
+    const jsm = await jetstreamManager(nc);
+    const consumers = async () => (await jsm.consumers.list(stream).next()).length;
+    try {
+      expect(await consumers()).toBe(0);
+      const orders = natsStream({ js: jetstream(nc), stream });
+      expect((await orders.next()).value?.seq).toBe(1);
+      expect(await consumers()).toBe(1);
+      for (let cycle = 0; cycle < 5; cycle++) {
+        await orders.pause();
+        expect(await consumers()).toBe(0);
+        await orders.seek(2 + cycle);
+        orders.resume();
+        expect((await orders.next()).value?.seq).toBe(2 + cycle);
+        expect(await consumers()).toBe(1);
+      }
+      await orders.close();
+      expect(await consumers()).toBe(0);
+    } finally {
+      await nc.close();
+    }
+  });
 });
 
 describe("natsStream on a private nats-server that restarts", () => {

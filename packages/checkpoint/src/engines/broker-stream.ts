@@ -1,4 +1,7 @@
 import { Backoff, type Logger, sleep, XError } from "@x/core";
+import { UNAVAILABLE_GRACE_MS } from "@x/core/internal";
+import { CheckpointError, ErrorCode } from "../errors.js";
+import { type ConnectFailure, classifyConnectFailure } from "./connect-failure.js";
 
 /** Where a broker session starts: at a position (inclusive), right after one, or at the adapter's configured start. */
 export type SessionStart<P> = { at: P } | { after: P } | undefined;
@@ -18,6 +21,8 @@ export interface BrokerSession<R> {
 
 /** What an adapter gives {@link brokerStream}: how to open a session and where a record is. */
 export interface BrokerEngine<R, P> {
+  /** What the stream reads, for messages and log lines: `Redis stream "orders" at redis://127.0.0.1:6379`. */
+  readonly describe: string;
   /** Opens a session that delivers records from `start` on. */
   open(start: SessionStart<P>): Promise<BrokerSession<R>>;
   /** The position of a record in its stream: what the checkpoint state holds, and what {@link BrokerStream.seek} takes. */
@@ -37,8 +42,11 @@ export interface BrokerEngine<R, P> {
  *   were delivered but not yet handed out are dropped and read again after the resume. No session is opened
  *   while paused, so a pause survives a reconnect of the client and a restart of the broker.
  * - Reads that fail (a lost connection, a restarting broker) are retried with backoff from the position after
- *   the last record handed out, so nothing is skipped; each failure is logged at `warn`. An `XError` from the
- *   engine (a stream that does not exist, say) is not retried: `next()` rejects with it.
+ *   the last record handed out, so nothing is skipped; each failure is logged at `warn`, naming the stream. An
+ *   `XError` from the engine (a stream that does not exist, say) is not retried: `next()` rejects with it.
+ * - Until a session has opened once, a broker that refuses the login fails at once
+ *   (`ERR_X_CHECKPOINT_ACCESS_REFUSED`), and an address where nothing answers fails after 3 s
+ *   (`ERR_X_CHECKPOINT_UNREACHABLE`): a mistake in the configuration is not retried for ever.
  * - `break` in a `for await`, `return()` and `close()` end the stream and close the session.
  */
 export interface BrokerStream<R, P> extends AsyncIterableIterator<R, undefined, undefined> {
@@ -107,6 +115,10 @@ class Stream<R, P> implements BrokerStream<R, P> {
   #opened: BrokerSession<R> | undefined;
   #deliveredBefore = 0;
   #wakeUp: (() => void) | undefined;
+  /** Whether a session opened once: from then on, a broker that does not answer is waited for. */
+  #reached = false;
+  /** Since when nothing answers at the broker's address, before it was reached. */
+  #unavailableSince: number | undefined;
   /** How many `next()` calls are queued or running. */
   #waiting = 0;
   /** The `next()` calls, one after the other. */
@@ -213,6 +225,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
     try {
       this.#session ??= this.#engine.open(this.#start);
       const session = await this.#session;
+      this.#reached = true;
       this.#opened ??= session;
       const batch = await session.read();
       if (generation !== this.#generation) return;
@@ -225,10 +238,34 @@ class Stream<R, P> implements BrokerStream<R, P> {
         throw error;
       }
       const delayMs = this.#backoff.next();
-      this.#logger.warn({ error, retryInMs: Math.round(delayMs) }, "broker read failed: reopening");
+      const failure = classifyConnectFailure(error);
       await this.#closeSession();
+      if (!this.#reached) await this.#failFast(failure, delayMs, error);
+      this.#logger.warn(
+        { stream: this.#engine.describe, reason: failure.reason, retryInMs: Math.round(delayMs) },
+        "broker read failed: reopening",
+      );
       await sleep(delayMs, { signal: this.#closing.signal }).catch(() => {});
     }
+  }
+
+  /**
+   * Before the broker was ever reached: throws for a refusal, and for an address where nothing has answered
+   * for {@link UNAVAILABLE_GRACE_MS} (releasing what the engine opened).
+   */
+  async #failFast(failure: ConnectFailure, delayMs: number, cause: unknown): Promise<void> {
+    const now = Date.now();
+    this.#unavailableSince = failure.kind === "unavailable" ? (this.#unavailableSince ?? now) : undefined;
+    let code: ErrorCode | undefined;
+    if (failure.kind === "refused") code = ErrorCode.ACCESS_REFUSED;
+    else if (
+      this.#unavailableSince !== undefined &&
+      now + delayMs - this.#unavailableSince > UNAVAILABLE_GRACE_MS
+    )
+      code = ErrorCode.UNREACHABLE;
+    if (code === undefined) return;
+    await this.#engine.close?.();
+    throw new CheckpointError(code, `cannot read the ${this.#engine.describe}: ${failure.reason}`, { cause });
   }
 
   /** Discards what was read and closes the session, so that the broker stops delivering. */

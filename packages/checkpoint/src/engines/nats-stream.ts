@@ -41,6 +41,8 @@ export interface NatsJetStream<M extends NatsStreamMessage> {
       },
     ): Promise<{
       consume(options: { max_messages: number; expires: number }): Promise<NatsConsumerMessages<M>>;
+      /** Deletes the consumer on the server (`@nats-io/jetstream` 3), which pause, seek and close do. */
+      delete?(): Promise<unknown>;
     }>;
   };
 }
@@ -93,8 +95,9 @@ const schema = v.strictObject({
 /**
  * A NATS JetStream stream as the pausable, seekable dependent of a `Checkpoint`, read through an ordered
  * consumer that the adapter creates at the position after the last message handed out; stream sequences
- * are the positions. A pause closes the consumer, so the server stops sending; a seek is a new ordered
- * consumer at the sequence. This needs no server-side pause or reset API, so it works on nats-server 2.9.
+ * are the positions. A pause closes the consumer and deletes it on the server, so the server stops sending;
+ * a seek is a new ordered consumer at the sequence; close deletes the last one. This needs no server-side
+ * pause or reset API, so it works on nats-server 2.9.
  *
  * @example
  * ```ts
@@ -117,9 +120,11 @@ export function natsStream<M extends NatsStreamMessage>(
 
 class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number> {
   readonly #options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> };
+  readonly describe: string;
 
   constructor(options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> }) {
     this.#options = options;
+    this.describe = `JetStream stream ${JSON.stringify(options.stream)}`;
   }
 
   positionOf(message: M): number {
@@ -147,7 +152,15 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
           },
         );
       });
-    const messages = await consumer.consume({ max_messages: batchSize, expires: Math.round(pullExpiresMs) });
+    const remove = async () => {
+      await consumer.delete?.().catch(() => {}); // on a lost connection the server's inactivity timer does it
+    };
+    const messages = await consumer
+      .consume({ max_messages: batchSize, expires: Math.round(pullExpiresMs) })
+      .catch(async (error: unknown) => {
+        await remove();
+        throw error;
+      });
     const iterator = messages[Symbol.asyncIterator]();
     let reading: Promise<unknown> | undefined;
     return {
@@ -167,6 +180,7 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
         await reading?.catch(() => {});
         await iterator.return?.();
         await closing;
+        await remove();
       },
     };
   }

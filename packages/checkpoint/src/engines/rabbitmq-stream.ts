@@ -133,9 +133,11 @@ async function refusals<T>(consuming: Promise<T>, queue: string): Promise<T> {
 class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
   readonly #options: v.Output<typeof schema>;
   #connection: Promise<AmqpStreamConnection> | undefined;
+  readonly describe: string;
 
   constructor(options: v.Output<typeof schema>) {
     this.#options = options;
+    this.describe = `RabbitMQ stream queue ${JSON.stringify(options.queue)}`;
   }
 
   positionOf(message: AmqpStreamMessage): number {

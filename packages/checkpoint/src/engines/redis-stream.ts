@@ -1,4 +1,4 @@
-import { durationMs, v } from "@x/core/internal";
+import { durationMs, redactUrl, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
 import {
@@ -13,10 +13,24 @@ import {
 
 /**
  * The part of a node-redis client (`redis` 4 to 6, `createClient()`) that the adapter uses. Any client with a
- * `sendCommand(args)` that resolves to the raw reply fits.
+ * `sendCommand(args)` that resolves to the raw reply fits; the other members, which node-redis has, let the
+ * stream connect the client and see why a connection fails.
  */
 export interface RedisCommandClient {
   sendCommand(args: readonly string[]): Promise<unknown>;
+  /** Whether the client is connecting or connected (node-redis). */
+  readonly isOpen?: boolean;
+  /** Whether the client is connected and ready for commands (node-redis). */
+  readonly isReady?: boolean;
+  /** Connects the client (node-redis); the stream calls it when the client is not open. */
+  connect?(): Promise<unknown>;
+  /** Closes the client at once (node-redis 5 and 6): what the stream does to a client it connected. */
+  destroy?(): void;
+  /** The client's events: `ready`, and `error` for each failed connection attempt. */
+  on?(event: "ready" | "error", listener: (error?: unknown) => void): unknown;
+  off?(event: "ready" | "error", listener: (error?: unknown) => void): unknown;
+  /** The client's options: their `url` names the server in messages, with the password shown as `***`. */
+  readonly options?: { url?: string } | undefined;
 }
 
 /** One entry of a Redis stream, as {@link redisStream} hands it out. */
@@ -35,8 +49,10 @@ export type RedisStreamStart = "first" | "next" | { id: string } | { time: Date 
 /** Options of {@link redisStream}. */
 export interface RedisStreamOptions extends StreamOptions {
   /**
-   * A connected node-redis client of the stream's own: `XREAD BLOCK` holds its connection while it waits, so
-   * give it `client.duplicate()` rather than a client that other code uses. Required.
+   * A node-redis client of the stream's own: `XREAD BLOCK` holds its connection while it waits, so give it
+   * `client.duplicate()` rather than a client that other code uses. Required. Pass it connected, or not yet
+   * connected (`createClient({ url })`): the stream then connects it at the first read, fails fast when the
+   * server refuses the login or does not answer, and closes it with the stream.
    */
   client: RedisCommandClient;
   /** The stream's key. Required. */
@@ -104,9 +120,26 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
   readonly #options: v.Output<typeof schema>;
   /** The id `"next"` resolved to at the first read, so that a reopened session skips nothing. */
   #next: string | undefined;
+  /** Whether the stream connected the client, and so closes it. */
+  #owned = false;
+  /** The stream's listener of the client's `error` events, once it waited for the client. */
+  #onError: ((error?: unknown) => void) | undefined;
+  /** Rejects the wait for the client in progress. */
+  #failed: ((error?: unknown) => void) | undefined;
+  readonly describe: string;
 
   constructor(options: v.Output<typeof schema>) {
     this.#options = options;
+    const url = options.client.options?.url;
+    this.describe = `Redis stream ${JSON.stringify(options.key)}${url ? ` at ${redactUrl(url)}` : ""}`;
+  }
+
+  async close(): Promise<void> {
+    const client = this.#options.client;
+    if (this.#owned && client.isOpen !== false) client.destroy?.();
+    this.#owned = false;
+    if (this.#onError) client.off?.("error", this.#onError);
+    this.#onError = undefined;
   }
 
   positionOf(record: RedisStreamRecord): string {
@@ -122,6 +155,8 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
   }
 
   async open(start: SessionStart<string>): Promise<BrokerSession<RedisStreamRecord>> {
+    await this.#ready();
+    await this.#checkType();
     let after = await this.#exclusiveId(start);
     let reading: Promise<readonly RedisStreamRecord[]> | undefined;
     const { client, key, batchSize, blockMs } = this.#options;
@@ -157,6 +192,52 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
         await reading?.catch(() => {});
       },
     };
+  }
+
+  /**
+   * Resolves once the client is ready for commands, connecting it if it is not open; rejects with the error
+   * of the next failed connection attempt, for the stream to classify and retry.
+   */
+  async #ready(): Promise<void> {
+    const client = this.#options.client;
+    if (client.isReady !== false || !client.on || !client.off) return;
+    // Listens until the stream closes: an `error` event without a listener would end node-redis's reconnects.
+    if (!this.#onError) {
+      this.#onError = (error) => this.#failed?.(error);
+      client.on("error", this.#onError);
+    }
+    const on = client.on.bind(client);
+    const off = client.off.bind(client);
+    await new Promise<void>((resolve, reject) => {
+      const ready = () => {
+        off("ready", ready);
+        this.#failed = undefined;
+        resolve();
+      };
+      this.#failed = (error) => {
+        this.#failed = undefined;
+        off("ready", ready);
+        reject(error);
+      };
+      on("ready", ready);
+      if (client.isOpen === false && client.connect) {
+        this.#owned = true;
+        client.connect().catch(() => {}); // its failures come as `error` events
+      }
+    });
+  }
+
+  /** Rejects with `ERR_X_CHECKPOINT_NOT_A_STREAM` when the key does not exist or holds no stream. */
+  async #checkType(): Promise<void> {
+    const { client, key } = this.#options;
+    const type = String(await client.sendCommand(["TYPE", key]));
+    if (type === "stream") return;
+    throw new CheckpointError(
+      ErrorCode.NOT_A_STREAM,
+      type === "none"
+        ? `the Redis key ${JSON.stringify(key)} does not exist: create the stream first (XADD, or XGROUP CREATE … MKSTREAM)`
+        : `the Redis key ${JSON.stringify(key)} holds no stream (its type is ${type})`,
+    );
   }
 
   /** The id for `XREAD`, which reads the entries after it. */
