@@ -53,15 +53,26 @@ const UNUSABLE_CODES = new Set(["EACCES", "EPERM", "EADDRNOTAVAIL", "ENOENT", "E
  * `ECONNREFUSED`, `ENOTFOUND`: `unavailable`; `EACCES`, `EADDRNOTAVAIL`: `unusable`), or `undefined`.
  */
 export function systemFailureKind(error: unknown): FailureKind | undefined {
+  for (const code of causeCodes(error)) {
+    if (code === "EADDRINUSE") return "in-use";
+    if (UNAVAILABLE_CODES.has(code)) return "unavailable";
+    if (UNUSABLE_CODES.has(code)) return "unusable";
+  }
+  return undefined;
+}
+
+/**
+ * The string `code`s of `error` and of its `cause`s, outermost first (a chain that loops is followed once).
+ *
+ * @param error - anything thrown
+ */
+export function* causeCodes(error: unknown): Generator<string> {
   const seen = new Set<unknown>();
   for (let e = error; e !== null && typeof e === "object" && !seen.has(e); e = (e as Error).cause) {
     seen.add(e);
     const code = (e as { code?: unknown }).code;
-    if (code === "EADDRINUSE") return "in-use";
-    if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return "unavailable";
-    if (typeof code === "string" && UNUSABLE_CODES.has(code)) return "unusable";
+    if (typeof code === "string") yield code;
   }
-  return undefined;
 }
 
 /**

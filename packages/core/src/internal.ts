@@ -25,6 +25,7 @@ export {
 export { type DurationBounds, durationMs } from "./duration-option.js";
 export { errorReasons } from "./error-reasons.js";
 export {
+  causeCodes,
   exitCodeFor,
   type FailureKind,
   type RetryUnavailableOptions,

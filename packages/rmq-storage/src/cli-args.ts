@@ -247,6 +247,7 @@ export interface StatsCommandLine {
   management: string | undefined;
   prefix: string | undefined;
   json: boolean;
+  log: LogFlags;
 }
 
 /**
@@ -263,6 +264,7 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
       management: { type: "string" },
       prefix: { type: "string" },
       json: { type: "boolean" },
+      ...logFlagOptions,
       ...infoFlagOptions,
     },
   });
@@ -274,6 +276,7 @@ export function parseStatsArgs(args: string[], env: CliEnv): StatsCommandLine | 
     management: values.management,
     prefix: values.prefix,
     json: values.json === true,
+    log: readLogFlags(values),
   };
 }
 
@@ -285,6 +288,7 @@ export interface TeardownCommandLine {
   force: boolean;
   /** The storage to drop: only from `--drop-storage` or `--drop-storage-file`, never from `STORAGE_URL`. */
   dropStorage: UrlSource | undefined;
+  log: LogFlags;
 }
 
 /**
@@ -303,6 +307,7 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
       force: { type: "boolean" },
       "drop-storage": { type: "string" },
       "drop-storage-file": { type: "string" },
+      ...logFlagOptions,
       ...infoFlagOptions,
     },
   });
@@ -332,5 +337,6 @@ export function parseTeardownArgs(args: string[], env: CliEnv): TeardownCommandL
     prefix: values.prefix,
     force: values.force === true,
     dropStorage: drop,
+    log: readLogFlags(values),
   };
 }

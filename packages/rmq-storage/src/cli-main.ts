@@ -1,4 +1,4 @@
-import { XError } from "@x/core";
+import type { Logger } from "@x/core";
 import {
   cliProgram,
   createCommandLogger,
@@ -6,9 +6,13 @@ import {
   exitQuietlyOnBrokenPipe,
   ignoreBrokenPipe,
   infoFlagsHelp,
+  type LogFlags,
   logFlagsHelp,
   onShutdownSignals,
+  readLogFlags,
   redactUrl,
+  reportFailure,
+  trackCreatedPaths,
   UsageError,
 } from "@x/core/internal";
 import {
@@ -18,8 +22,12 @@ import {
   parseStatsArgs,
   parseTeardownArgs,
   readUrl,
+  type ServeCommandLine,
+  type StatsCommandLine,
+  type TeardownCommandLine,
 } from "./cli-args.js";
-import { ErrorCode } from "./errors.js";
+import { rmqStorageFailureKind } from "./cli-failure.js";
+import { ErrorCode, RmqStorageError } from "./errors.js";
 import { announceReady, READY_LINE, readyFd } from "./readiness.js";
 
 const cli = cliProgram("x-rmq-storage", import.meta.url);
@@ -107,6 +115,7 @@ Options:
                       without it stats exits 78 rather than send a password in clear)
   --prefix P          the topology's name prefix (default none)
   --json              one JSON object per line instead of a table
+${logFlagsHelp(22)}
 ${infoFlagsHelp(22)}`,
   teardown: `Usage: x-rmq-storage teardown [--amqp URL] [options]
 
@@ -125,15 +134,45 @@ Options:
                         never taken from STORAGE_URL
   --drop-storage-file FILE
                         read the storage to drop from FILE (not readable by every user)
+${logFlagsHelp(24)}
 ${infoFlagsHelp(24)}`,
 };
 
 type Command = keyof typeof usage;
 
+/**
+ * Runs a command's work with its logger: a failure is logged as one line (one JSON object under
+ * `--log-json`) and exits with its kind's status (see the root README's table); usage errors go on up.
+ */
+async function reported(
+  name: string,
+  log: LogFlags,
+  what: string,
+  work: (logger: Logger) => Promise<number>,
+): Promise<number> {
+  const logger = createCommandLogger(name, log);
+  try {
+    return await work(logger);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    return reportFailure(logger, what, error, rmqStorageFailureKind(error));
+  }
+}
+
+/** The files a `sqlite:PATH` storage creates (none for another storage or an in-memory one). */
+function sqliteFiles(spec: string): string[] {
+  const path = spec.startsWith("sqlite:") ? spec.slice("sqlite:".length) : "";
+  return path === "" || path === ":memory:" ? [] : [path, `${path}-wal`, `${path}-shm`, `${path}-journal`];
+}
+
 async function serve(args: string[]): Promise<number> {
   const line = parseServeArgs(args, process.env);
   if (line.info) return answer(line, usage.serve);
   const fd = readyFd(line.readyFd);
+  return reported("x-rmq-storage", line.log, "cannot start", (logger) => serveWith(line, fd, logger));
+}
+
+async function serveWith(line: ServeCommandLine, fd: number | undefined, logger: Logger): Promise<number> {
   // What each command needs (amqplib, the storages, the server) loads once its command line is right: --help
   // and usage errors load none of it.
   const [{ redactUrls }, { RmqStorageServer }, { isStorageSpec }] = await Promise.all([
@@ -142,13 +181,11 @@ async function serve(args: string[]): Promise<number> {
     import("./storage-spec.js"),
   ]);
   const [url, storage] = [brokerUrls(await readUrl(line.amqp)), await readUrl(line.storage)];
-  if (!isStorageSpec(storage)) {
-    process.stderr.write(
-      `x-rmq-storage: unsupported storage from ${line.storage.from}: ${JSON.stringify(redactUrl(storage))} (expected sqlite:PATH or postgres://…)\n`,
+  if (!isStorageSpec(storage))
+    throw new RmqStorageError(
+      ErrorCode.INVALID_OPTION,
+      `unsupported storage from ${line.storage.from}: ${JSON.stringify(redactUrl(storage))} (expected sqlite:PATH or postgres://…)`,
     );
-    return ExitCode.CONFIG;
-  }
-  const logger = createCommandLogger("x-rmq-storage", line.log);
   const options = {
     url,
     storage,
@@ -178,8 +215,13 @@ async function serve(args: string[]): Promise<number> {
     stopping = true;
   });
   logger.info({ url: redactUrls(url), storage: redactUrl(storage) }, "starting");
+  // A start that fails removes the SQLite file it created, and nothing that was there before.
+  const created = trackCreatedPaths(sqliteFiles(storage));
   try {
-    const server = await RmqStorageServer.start(options);
+    const server = await RmqStorageServer.start(options).catch((error: unknown) => {
+      created.remove();
+      throw error;
+    });
     server.on("dead-letter", ({ queue, reason }) => logger.warn({ queue, reason }, "dead-lettered"));
     server.on("storage-error", ({ queue, attempt, error }) =>
       logger.warn({ queue, attempt, err: error }, "storage error"),
@@ -198,16 +240,23 @@ async function serve(args: string[]): Promise<number> {
 async function stats(args: string[]): Promise<number> {
   const line = parseStatsArgs(args, process.env);
   if (line.info) return answer(line, usage.stats);
+  return reported("x-rmq-storage stats", line.log, "cannot read the queues", (logger) =>
+    statsOf(line, logger),
+  );
+}
+
+async function statsOf(line: StatsCommandLine, logger: Logger): Promise<number> {
   const { queueStats } = await import("./stats.js");
   const rows = await queueStats({
     url: brokerUrls(await readUrl(line.amqp)),
     ...defined("management", line.management),
     ...defined("prefix", line.prefix),
-    logger: createCommandLogger("x-rmq-storage", { level: "warn", json: false, deprecated: [] }),
+    logger,
   });
   if (rows.every((row) => row.ready === null)) {
-    process.stderr.write(
-      `x-rmq-storage: no queue of prefix ${JSON.stringify(line.prefix ?? "")} exists on the broker: is the prefix right, and has x-rmq-storage serve declared its topology?\n`,
+    logger.error(
+      { prefix: line.prefix ?? "" },
+      `no queue of prefix ${JSON.stringify(line.prefix ?? "")} exists on the broker: is the prefix right, and has x-rmq-storage serve declared its topology?`,
     );
     return ExitCode.FAILURE;
   }
@@ -240,18 +289,21 @@ const answer = (request: InfoRequest, text: string): number => cli.answer(reques
 async function teardown(args: string[]): Promise<number> {
   const line = parseTeardownArgs(args, process.env);
   if (line.info) return answer(line, usage.teardown);
+  return reported("x-rmq-storage teardown", line.log, "cannot tear down", () => teardownOf(line));
+}
+
+async function teardownOf(line: TeardownCommandLine): Promise<number> {
   const [{ deleteTopology }, { isStorageSpec, openStorage }] = await Promise.all([
     import("./teardown.js"),
     import("./storage-spec.js"),
   ]);
   const url = brokerUrls(await readUrl(line.amqp));
   const spec = line.dropStorage === undefined ? undefined : await readUrl(line.dropStorage);
-  if (spec !== undefined && !isStorageSpec(spec)) {
-    process.stderr.write(
-      `x-rmq-storage: unsupported storage to drop: ${JSON.stringify(redactUrl(spec))} (expected sqlite:PATH or postgres://…)\n`,
+  if (spec !== undefined && !isStorageSpec(spec))
+    throw new RmqStorageError(
+      ErrorCode.INVALID_OPTION,
+      `unsupported storage to drop: ${JSON.stringify(redactUrl(spec))} (expected sqlite:PATH or postgres://…)`,
     );
-    return ExitCode.CONFIG;
-  }
   const deleted = await deleteTopology({ url, force: line.force, ...defined("prefix", line.prefix) });
   process.stdout.write(
     `deleted ${deleted.queues.length} queues and ${deleted.exchanges.length} exchanges of prefix ${JSON.stringify(line.prefix ?? "")}\n`,
@@ -291,17 +343,8 @@ async function main(argv: string[]): Promise<number> {
     );
   } catch (error) {
     if (error instanceof UsageError) return cli.usageError(error, isCommand(command) ? command : undefined);
-    process.stderr.write(`x-rmq-storage: ${(error as Error).message}\n`);
-    if (
-      XError.is(error, ErrorCode.INVALID_OPTION) ||
-      XError.is(error, ErrorCode.BACKEND) ||
-      XError.is(error, ErrorCode.TOPOLOGY) ||
-      XError.is(error, ErrorCode.ACCESS_REFUSED)
-    )
-      return ExitCode.CONFIG;
-    if (XError.is(error, ErrorCode.UNREACHABLE) || XError.is(error, ErrorCode.CONNECT))
-      return ExitCode.UNAVAILABLE;
-    return ExitCode.FAILURE;
+    const logger = createCommandLogger("x-rmq-storage", readLogFlags({}));
+    return reportFailure(logger, "failed", error, rmqStorageFailureKind(error));
   }
 }
 

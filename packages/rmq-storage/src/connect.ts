@@ -1,5 +1,5 @@
 import { Backoff, type Logger, sleep } from "@x/core";
-import { redactUrl, urlAt, urlList } from "@x/core/internal";
+import { redactUrl, UNAVAILABLE_GRACE_MS, urlAt, urlList } from "@x/core/internal";
 import type { ChannelModel } from "amqplib";
 import { classifyConnectFailure } from "./connect-failure.js";
 import { ErrorCode, RmqStorageError } from "./errors.js";
@@ -27,20 +27,14 @@ export interface ConnectOptions {
   logger?: Logger | undefined;
 }
 
-/**
- * How long every address may keep refusing connections (or its host name fail to resolve) before a first
- * connection gives up with `ERR_X_RMQ_STORAGE_UNREACHABLE`, in ms: room for a broker that is restarting, short
- * enough that a wrong address fails within a few seconds.
- */
-export const UNAVAILABLE_GRACE_MS = 3_000;
-
 export { redactUrls, urlList } from "@x/core/internal";
 
 /**
  * Connects to the broker, trying its addresses in turn from `first` (the next one at once after a failure,
  * the reconnect backoff after a round of failures) until `timeoutMs` has passed. Each failed attempt is
  * logged with its reason. A refusal by the broker (login, virtual host, TLS certificate) ends at once; when
- * nothing answers at any address it ends after {@link UNAVAILABLE_GRACE_MS}.
+ * nothing answers at any address it ends after `UNAVAILABLE_GRACE_MS` (3 s, the toolkit's one grace for a
+ * dependency that does not answer, PostgreSQL's too).
  *
  * @throws `ERR_X_RMQ_STORAGE_ACCESS_REFUSED`, `ERR_X_RMQ_STORAGE_UNREACHABLE`, or `ERR_X_RMQ_STORAGE_CONNECT`
  *   when no connection could be made in time (or the signal aborted); each message ends with the reason
@@ -76,13 +70,18 @@ export async function connectBroker(options: ConnectOptions): Promise<ChannelMod
           { cause },
         );
       unavailableSince = failure.kind === "unavailable" ? (unavailableSince ?? Date.now()) : undefined;
+      // Nothing answers: tried until the grace is over (the last attempt at its end), as every dependency is.
+      const graceLeft =
+        unavailableSince === undefined
+          ? Number.POSITIVE_INFINITY
+          : unavailableSince + UNAVAILABLE_GRACE_MS - Date.now();
       // The next address at once; after the last one, the backoff.
-      const delayMs = (attempt + 1) % urls.length === 0 ? backoff.next() : 0;
+      const delayMs = Math.min(
+        (attempt + 1) % urls.length === 0 ? backoff.next() : 0,
+        Math.max(0, graceLeft),
+      );
       const next = Date.now() + delayMs;
-      if (
-        unavailableSince !== undefined &&
-        (next >= deadline || next - unavailableSince > UNAVAILABLE_GRACE_MS)
-      )
+      if (unavailableSince !== undefined && (next >= deadline || graceLeft <= 0))
         throw new RmqStorageError(
           ErrorCode.UNREACHABLE,
           `cannot connect to RabbitMQ at ${shown}: ${failure.reason}`,

@@ -7,6 +7,7 @@ import {
   loggerOption,
   parseOptions,
   redactUrl,
+  retryWhileUnavailable,
   v,
 } from "@x/core/internal";
 import type pg from "pg";
@@ -127,7 +128,8 @@ const idList = "(SELECT decode(x, 'hex') FROM unnest($1::text[]) x)";
  * @param options - see {@link PostgresStorageOptions}
  * @throws `ERR_X_RMQ_STORAGE_DRIVER_UNAVAILABLE` without `pg` (`…_DRIVER_VERSION` for an unsupported one),
  *   `ERR_X_RMQ_STORAGE_INVALID_OPTION` for a bad option, `ERR_X_RMQ_STORAGE_BACKEND` when the server
- *   cannot be reached or the schema cannot be created
+ *   refuses (at once), does not answer (after 3 s of retries, each logged at `warn`) or the schema cannot be
+ *   created
  */
 export function openPostgresStorage(url: string, options?: PostgresStorageOptions): Promise<PostgresStorage> {
   return PostgresStorage.open(url, options);
@@ -174,10 +176,21 @@ export class PostgresStorage extends BaseStorage {
     });
     pool.on("error", (error) => parsed.logger.warn({ err: error }, "idle PostgreSQL connection failed"));
     try {
-      await transaction(pool, [
-        ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]],
-        [schemaSql(parsed.schema), []],
-      ]);
+      // A server that does not answer (yet) gets the short retry every dependency gets; a refusal fails at once.
+      await retryWhileUnavailable(
+        () =>
+          transaction(pool, [
+            ["SELECT pg_advisory_xact_lock(hashtext($1))", [`@x/rmq-storage:${parsed.schema}`]],
+            [schemaSql(parsed.schema), []],
+          ]),
+        {
+          onRetry: (error, attempt) =>
+            parsed.logger.warn(
+              { attempt, reason: (error as Error).message },
+              "cannot connect to PostgreSQL yet; retrying",
+            ),
+        },
+      );
     } catch (cause) {
       await pool.end().catch(() => {});
       throw backendError(`cannot open PostgreSQL storage (schema ${parsed.schema})`, cause);

@@ -141,8 +141,9 @@ describe("x-rmq-storage", () => {
       const missing = await runCli(["stats", "--amqp", AMQP_URL, "--prefix", typo, ...format]);
       expect(missing.code).toBe(1);
       expect(missing.stdout).toBe("");
-      expect(missing.stderr).toBe(
-        `x-rmq-storage: no queue of prefix ${JSON.stringify(typo)} exists on the broker: is the prefix right, and has x-rmq-storage serve declared its topology?\n`,
+      expect(missing.stderr).toMatch(/^\S+ ERROR \[x-rmq-storage stats\] [^\n]*\n$/);
+      expect(missing.stderr).toContain(
+        ` no queue of prefix ${JSON.stringify(typo)} exists on the broker: is the prefix right, and has x-rmq-storage serve declared its topology? prefix=${typo}\n`,
       );
     }
   }, 60_000);
@@ -168,7 +169,7 @@ describe("x-rmq-storage", () => {
     expect(code).toBe(0);
     // An unreachable management API is a warning naming it and the reason, not silent nulls.
     expect(stderr).toMatch(
-      /WARN +\[x-rmq-storage\] cannot read the management API at http:\/\/127\.0\.0\.1:1\/ \(fetch failed: .*\): unacked and active are unknown/,
+      /WARN +\[x-rmq-storage stats\] cannot read the management API at http:\/\/127\.0\.0\.1:1\/ \(fetch failed: .*\): unacked and active are unknown/,
     );
     const rows = stdout
       .trim()
