@@ -220,18 +220,17 @@ describe("every command's documented failures exit with the root README's status
   it.each(cases)("%s: %s", async (_title, kind, command, args) => {
     const [subcommand, ...rest] = await args();
     const started = performance.now();
-    // --log-json after the subcommand (a usage error is printed before any logger exists)
-    const proc = run(command, [subcommand!, ...(kind === "usage" ? [] : ["--log-json"]), ...rest]);
+    const proc = run(command, [subcommand!, "--log-json", ...rest]);
     expect(await proc.exited, proc.stderr()).toBe(statuses.get(kind));
-    if (kind !== "usage") {
-      // under --log-json, every line on stderr is one JSON object; the last one says why, with its kind
-      const records = proc
-        .stderr()
-        .trimEnd()
-        .split("\n")
-        .map((text) => JSON.parse(text) as { level: number; kind?: string });
-      expect(records.at(-1), proc.stderr()).toMatchObject({ level: 50, kind: kind.replace(" ", "-") });
-    }
+    // under --log-json, every line on stderr is one JSON object; the last one says why
+    const records = proc
+      .stderr()
+      .trimEnd()
+      .split("\n")
+      .map((text) => JSON.parse(text) as { level: number; kind?: string });
+    expect(records.at(-1), proc.stderr()).toMatchObject(
+      kind === "usage" ? { level: 50, code: "ERR_X_USAGE" } : { level: 50, kind: kind.replace(" ", "-") },
+    );
     // a dependency that does not answer gets the same short retry (3 s), whichever it is
     if (kind === "unavailable") expect(performance.now() - started).toBeGreaterThan(2_900);
   });

@@ -55,6 +55,20 @@ describe("cliProgram", () => {
     expect(out.text()).toBe("");
   });
 
+  it("prints a usage error as one JSON log line when the command line asked for JSON logs", () => {
+    const { program, err } = make();
+    expect(program.usageError(new UsageError("two\nlines"), "serve", true)).toBe(64);
+    expect(err.text().endsWith("\n")).toBe(true);
+    expect(JSON.parse(err.text())).toEqual({
+      level: 50,
+      time: expect.any(Number),
+      name: "x-demo serve",
+      msg: "two lines",
+      code: "ERR_X_USAGE",
+      hint: "Try 'x-demo serve --help' for more information.",
+    });
+  });
+
   it("infoFlagOptions parse -h, --help and --version, and infoFlagsHelp aligns their lines", () => {
     const parse = (args: string[]) => parseCommandLine({ args, options: infoFlagOptions }).values;
     expect(parse(["-h"])).toEqual({ help: true });

@@ -50,13 +50,16 @@ export interface CliProgram {
   ): number | undefined;
   /**
    * Prints a usage error as GNU tools do: one line, `<name>[ <command>]: <message>`, then
-   * `Try '<name>[ <command>] --help' for more information.`
+   * `Try '<name>[ <command>] --help' for more information.`; with `json`, one JSON log line instead (pino's
+   * shape: `level` 50, `time`, `name`, `msg`, and the advice as `hint`), for a command line that asked for
+   * `--log-json`.
    *
    * @param error - what is wrong with the command line
    * @param command - the subcommand, when there is one and it is known
+   * @param json - print the JSON line. Default `false`.
    * @returns `ExitCode.USAGE` (64)
    */
-  usageError(error: UsageError, command?: string): number;
+  usageError(error: UsageError, command?: string, json?: boolean): number;
 }
 
 /** Streams of a {@link CliProgram}: results on stdout, diagnostics on stderr. */
@@ -89,11 +92,14 @@ export function cliProgram(name: string, moduleUrl: string, streams: CliStreams 
       else return undefined;
       return ExitCode.OK;
     },
-    usageError(error, command) {
+    usageError(error, command, json = false) {
       const who = command === undefined ? name : `${name} ${command}`;
       const message = error.message.replace(/\s*\n\s*/g, " ");
+      const hint = `Try '${who} --help' for more information.`;
       (streams.stderr ?? process.stderr).write(
-        `${who}: ${message}\nTry '${who} --help' for more information.\n`,
+        json
+          ? `${JSON.stringify({ level: 50, time: Date.now(), name: who, msg: message, code: error.code, hint })}\n`
+          : `${who}: ${message}\n${hint}\n`,
       );
       return ExitCode.USAGE;
     },

@@ -36,6 +36,7 @@ export {
 } from "./failure-kind.js";
 export { type HostPort, parseHostPort, parseListenAddress } from "./host-port.js";
 export {
+  asksForJsonLogs,
   createCommandLogger,
   type LogFlags,
   logFlagOptions,

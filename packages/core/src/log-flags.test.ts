@@ -1,7 +1,13 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parseCommandLine } from "./command-line.js";
-import { createCommandLogger, logFlagOptions, logFlagsHelp, readLogFlags } from "./log-flags.js";
+import {
+  asksForJsonLogs,
+  createCommandLogger,
+  logFlagOptions,
+  logFlagsHelp,
+  readLogFlags,
+} from "./log-flags.js";
 import { XError } from "./x-error.js";
 
 const read = (args: string[]) => readLogFlags(parseCommandLine({ args, options: logFlagOptions }).values);
@@ -63,5 +69,14 @@ describe("log flags", () => {
       "  --log-level LEVEL  debug, info, warn, error or silent (default info)",
       "  --log-json        log JSON lines (pino's shape) instead of plain text",
     ]);
+  });
+});
+
+describe("asksForJsonLogs", () => {
+  it("finds --log-json (or --json-logs) among a command's own arguments, never after --", () => {
+    expect(asksForJsonLogs(["serve", "--log-json", "--bad"])).toBe(true);
+    expect(asksForJsonLogs(["--json-logs"])).toBe(true);
+    expect(asksForJsonLogs(["sock", "--", "job", "--log-json"])).toBe(false);
+    expect(asksForJsonLogs(["--log-jsonx", "--json"])).toBe(false);
   });
 });

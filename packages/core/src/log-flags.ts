@@ -15,6 +15,19 @@ export const logFlagOptions = {
 /** Deprecated flag → the flag that replaces it. */
 const deprecatedLogFlags = { "json-logs": "log-json" } as const;
 
+/**
+ * Whether a command line asks for JSON logs (`--log-json`, or its deprecated spelling) before any `--`, so
+ * that even a usage error, found before the line is parsed, can be logged as JSON.
+ *
+ * @param args - the command line's arguments
+ */
+export function asksForJsonLogs(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some(
+    (arg) => arg === "--log-json" || arg === "--json-logs",
+  );
+}
+
 /** The logging flags of a command line, read by {@link readLogFlags}. */
 export interface LogFlags {
   /** `--log-level`. Default `"info"`. */

@@ -1,5 +1,6 @@
 import type { Logger } from "@x/core";
 import {
+  asksForJsonLogs,
   cliProgram,
   createCommandLogger,
   ExitCode,
@@ -342,7 +343,8 @@ async function main(argv: string[]): Promise<number> {
       command === undefined ? "missing command" : `unknown command ${JSON.stringify(command)}`,
     );
   } catch (error) {
-    if (error instanceof UsageError) return cli.usageError(error, isCommand(command) ? command : undefined);
+    if (error instanceof UsageError)
+      return cli.usageError(error, isCommand(command) ? command : undefined, asksForJsonLogs(rest));
     const logger = createCommandLogger("x-rmq-storage", readLogFlags({}));
     return reportFailure(logger, "failed", error, rmqStorageFailureKind(error));
   }

@@ -1,5 +1,5 @@
 import { XError } from "@x/core";
-import { exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
+import { asksForJsonLogs, exitQuietlyOnBrokenPipe, infoFlagsHelp, UsageError } from "@x/core/internal";
 import { cli } from "./cli-program.js";
 
 const usage = `Usage: x-supervisor <command> [arguments]
@@ -51,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
     );
   } catch (error) {
     if (XError.is(error, "ERR_X_USAGE"))
-      return cli.usageError(error, isCommand(command) ? command : undefined);
+      return cli.usageError(error, isCommand(command) ? command : undefined, asksForJsonLogs(args));
     throw error;
   }
 }
