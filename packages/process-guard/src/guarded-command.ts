@@ -10,7 +10,7 @@ import {
   listenAndForward,
 } from "./forward-signals.js";
 import { type InterruptEvent, type MemGuard, memGuard, type TimeGuard, timeGuard } from "./guard.js";
-import { launch, launcherAvailable } from "./launcher.js";
+import { hasControllingTerminal, launch, launcherAvailable } from "./launcher.js";
 import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode, procfsShowsOurPids } from "./process-info.js";
@@ -83,13 +83,15 @@ export interface GuardedCommandOptions {
    * `"foreground"`: in this process's own group, as `timeout --foreground`: it may use the terminal, each signal
    * goes to the command alone (its children are not signalled, nor swept) and no reaper is started. Limits
    * and stops signal the whole group in the first two. `"group"` needs Perl (`/usr/bin/perl`), without which
-   * it is `"session"`. Default `"session"`.
+   * it is `"session"`; so it is when this process has no controlling terminal (the two then behave alike, and
+   * a new session starts sooner). Default `"session"`.
    */
   processGroup?: "session" | "group" | "foreground";
   /**
    * Signals the command starts with ignored, as a command inherits them from a shell that ran `trap '' PIPE`
    * (Node's `spawn()` resets every disposition). Needs Perl (`/usr/bin/perl`); without it they are not
-   * ignored. Default: none.
+   * ignored. With `processGroup: "session"`, the command then runs in a group of its own in this process's
+   * session. Default: none.
    */
   ignoredSignals?: readonly NodeJS.Signals[];
   /** Passed to `spawn()`. Default `"inherit"`. */
@@ -283,17 +285,19 @@ async function run(
   const stdio = piped ? stdinOnly(o.stdio ?? "inherit") : (o.stdio ?? "inherit");
   const env = o.env ?? process.env;
   const ignored = o.ignoredSignals ?? [];
-  const ownGroup = o.processGroup === "group";
+  // without a terminal, a new session is as good as a group in ours, and needs no launcher (start-up time)
+  const inOurSession = o.processGroup === "group" && hasControllingTerminal();
   let child: ChildProcess;
   let started: Promise<NodeJS.ErrnoException | undefined>;
   try {
-    if ((ownGroup || ignored.length > 0) && launcherAvailable()) {
-      // a process group of its own in our session, or dispositions: only the launcher can set them
-      ({ child, started } = launch(command, args, { ownGroup, ignored, stdio, env, cwd: o.cwd }));
-      if (!ownGroup && !alone) log.debug("the launcher cannot start a new session: the command runs in ours");
+    if ((inOurSession || ignored.length > 0) && launcherAvailable()) {
+      // a process group of its own in our session, or dispositions: only the launcher can set them (it leaves
+      // the command in a group of its own in our session whenever it is not to stay in ours)
+      const launched = launch(command, args, { ownGroup: !alone, ignored, stdio, env, cwd: o.cwd });
+      ({ child, started } = launched);
     } else {
       child = spawn(command, args, {
-        detached: !alone,
+        detached: !alone, // a process group of its own, in a new session
         stdio,
         env,
         ...(o.cwd === undefined ? {} : { cwd: o.cwd }),

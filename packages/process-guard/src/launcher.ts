@@ -1,7 +1,7 @@
 import type { ChildProcess, StdioOptions } from "node:child_process";
 
 const { spawn } = process.getBuiltinModule("node:child_process");
-const { existsSync } = process.getBuiltinModule("node:fs");
+const { closeSync, constants: fsConstants, existsSync, openSync } = process.getBuiltinModule("node:fs");
 const { constants } = process.getBuiltinModule("node:os");
 
 /**
@@ -25,6 +25,20 @@ let available: boolean | undefined;
 export function launcherAvailable(): boolean {
   available ??= process.platform !== "win32" && existsSync(perl);
   return available;
+}
+
+/**
+ * Whether this process has a controlling terminal (`/dev/tty` opens). Without one, a process group of its own
+ * in our session and one in a new session behave alike for the command (no terminal to read or to stop it),
+ * and a new session needs no launcher.
+ */
+export function hasControllingTerminal(): boolean {
+  try {
+    closeSync(openSync("/dev/tty", fsConstants.O_RDONLY | fsConstants.O_NOCTTY));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** What the launcher does before it execs the command. */
