@@ -44,7 +44,10 @@ async function work(file: string, orderKey: string, priceKey: string, lastMinute
   );
 
   // The orders start once a price was heard, and then both streams are read side by side.
-  const { promise: pricesHeard, resolve: heard } = Promise.withResolvers<void>();
+  let heard!: () => void;
+  const pricesHeard = new Promise<void>((resolve) => {
+    heard = resolve;
+  });
   const following = (async () => {
     for await (const price of prices) {
       await cp.heartbeat(price.time);
