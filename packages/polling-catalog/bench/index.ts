@@ -35,6 +35,12 @@ const writePacing = process.argv.includes("--commit-rate")
   ? ("commit-rate" as const)
   : process.argv.includes("--pacing");
 const agentCounts = agentsFlag === -1 ? [5, 20] : [Number(process.argv[agentsFlag + 1])];
+/** `--rows <n>`: the spread figures claim `n` queued rows (default 1 000). */
+const rowsFlag = process.argv.indexOf("--rows");
+const spreadRows = rowsFlag === -1 ? 1_000 : Number(process.argv[rowsFlag + 1]);
+/** `--limit <n>`: the spread agents' `?limit` (default 10 × `claimRows`, whatever the number of agents). */
+const limitFlag = process.argv.indexOf("--limit");
+const spreadLimit = limitFlag === -1 ? 10 * claimRows : Number(process.argv[limitFlag + 1]);
 
 function emit(figure: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -360,7 +366,7 @@ function spreadAgents(
     let idleEtag: string | null = null;
     const lookForWork = async () => {
       const result = await agent.stateChangeOnce(
-        `/entity/S:Job/state=queued?limit=${5 * agents * claimRows}`,
+        `/entity/S:Job/state=queued?limit=${spreadLimit}`,
         "/attributegroup/S:Job/RID,expected:=state;state,owner",
         (row) => ({ RID: row.RID, expected: "queued", state: "claimed", owner: `agent-${a}` }),
         idleEtag,
@@ -434,7 +440,9 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
     transactionAbortRate: abortRate,
     wallSeconds: round(seconds, 2),
     requestsPerCompletedRow: round(requests.length / rowsCount, 2),
+    limit: spreadLimit,
     getsPerRow: round(requests.filter((r) => r.method === "GET").length / rowsCount, 2),
+    rowsReadPerCompletedRow: round(requests.reduce((sum, r) => sum + (r.rows ?? 0), 0) / rowsCount, 2),
     claimPutsPerRow: round(claims.length / rowsCount, 2),
     claimAbortShare: round(claims.filter((r) => r.status === 503).length / claims.length, 3),
     completionAbortShare: round(
@@ -477,7 +485,7 @@ async function spreadFigures() {
     for (const agents of agentCounts) {
       emit({
         bench: "polling-catalog.claim-spread",
-        ...(await spreadRun(1_000, agents, abortRate)),
+        ...(await spreadRun(spreadRows, agents, abortRate)),
         target: 3,
         ...baseline,
       });

@@ -90,8 +90,8 @@ export interface StateChangeOptions {
    * applied are the `batch`. `updatePath` must make the PUT conditional by renaming a key column (ERMrest's
    * `expected:=state` form, e.g. `/attributegroup/S:Job/RID,expected:=state;state`), so that a row another
    * agent claimed first matches nothing and is skipped. When none of them was left, the candidates are read
-   * again, once: a losing agent writes at most twice per call. Use with `?limit=N`, N at least
-   * `claimRows` times the number of agents. Default `false`: one PUT of every update, guarded by the GET's
+   * again, once: a losing agent writes at most twice per call. Use with `?limit=N`, N about ten
+   * times `claimRows` whatever the number of agents (more makes reads longer, not claims luckier). Default `false`: one PUT of every update, guarded by the GET's
    * ETag.
    */
   spread?: boolean;

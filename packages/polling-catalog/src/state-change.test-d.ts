@@ -47,7 +47,11 @@ describe("stateChangeOnce() types", () => {
         options?: StateChangeOptions,
       ]
     >();
-    expectTypeOf<StateChangeOptions>().toEqualTypeOf<{ spread?: boolean; claimRows?: number; signal?: AbortSignal }>();
+    expectTypeOf<StateChangeOptions>().toEqualTypeOf<{
+      spread?: boolean;
+      claimRows?: number;
+      signal?: AbortSignal;
+    }>();
     expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, null, { spread: true });
     expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, '"etag"');
     expectTypeOf(catalog.stateChangeOnce).toBeCallableWith(query, update, () => null, null);

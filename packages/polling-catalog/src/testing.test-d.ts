@@ -51,6 +51,7 @@ describe("FakeErmrest", () => {
       method: string;
       url: string;
       status: number;
+      rows?: number;
       headers: Record<string, string>;
     }>();
     // @ts-expect-error: readonly

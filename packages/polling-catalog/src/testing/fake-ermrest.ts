@@ -7,6 +7,7 @@ import { ErrorCode, PollingCatalogError } from "../errors.js";
 import { type FakeNoticeSource, registerFakeServer } from "../fake-notices.js";
 import { inspectAs } from "../redact.js";
 import { columnTypes } from "./column-types.js";
+import { ConnectionPool } from "./connection-pool.js";
 import { FakeCatalog, type FakeReply } from "./fake-catalog.js";
 import type { Row } from "./fake-table.js";
 import { NoticePublisher } from "./notice-publisher.js";
@@ -42,7 +43,8 @@ export interface FakeErmrestOptions {
    * draws a time from half to 1.5 times this. Two writes to the same table whose transactions overlap conflict
    * as on ERMrest: the first to commit wins, the other is answered `503` `Transaction aborted.` with nothing
    * changed. Reads never wait and never conflict. `0` applies every write at once, so writes never conflict.
-   * Finite, ≥ 0. Default `20`, calibrated on a real ERMrest (see the README).
+   * At most 2 writes hold a transaction at once; the others wait for one to end first, as for a server's
+   * database connections. Finite, ≥ 0. Default `20`, calibrated on a real ERMrest (see the README).
    */
   writeDurationMs?: number;
   /**
@@ -67,6 +69,8 @@ export interface FakeRequestRecord {
   /** The raw path and query, as received. */
   url: string;
   status: number;
+  /** How many rows a GET answered 200 with a JSON array returned (what the client read); absent otherwise. */
+  rows?: number;
   /** Request headers, lower-cased names. */
   headers: Record<string, string>;
 }
@@ -158,6 +162,14 @@ const fakeOptionsSchema = v
   .strict();
 
 const maxBodyBytes = 64 * 1024 * 1024;
+/**
+ * How many write transactions the fake runs at once, as a server's pool of database connections does; further
+ * writes wait for a connection before their transaction begins (reads never wait). Calibrated on a real ERMrest
+ * with `writeDurationMs` 20: the README's batch loop (20 agents, 1 000 rows, unpaced) then sees 47–48 % of its
+ * claims rolled back in 8.5–9.4 s, where ERMrest showed 41–48 % in 7.9–8.7 s; without the pool the fake rolled
+ * back 56–63 %.
+ */
+const writePoolSize = 2;
 
 /**
  * Starts an in-process fake ERMrest serving catalog `"1"` on 127.0.0.1, faithful to the protocol rules of
@@ -210,6 +222,7 @@ class RunningFake implements FakeErmrest {
   #abortRate = 0;
   #writeDurationMs = 0;
   readonly #commits = new TableCommits();
+  readonly #connections = new ConnectionPool(writePoolSize);
   #closing: Promise<void> | undefined;
   #restarting: Promise<void> | undefined;
   #unregister: (() => void) | undefined;
@@ -370,19 +383,28 @@ class RunningFake implements FakeErmrest {
     else if (fault && !fault.afterCommit) reply = textReply(fault.status, injected(fault.status));
     else if (isWrite(method) && Math.random() < this.#abortRate) reply = transactionAborted();
     else {
+      const writeMs = table !== undefined ? this.#writeDurationMs * (0.5 + Math.random()) : 0;
+      // A write holds one of the server's database connections for its whole transaction.
+      const release = writeMs > 0 ? await this.#connections.acquire() : undefined;
       const transaction = table === undefined ? 0 : this.#commits.begin(table);
-      if (table !== undefined && this.#writeDurationMs > 0) {
-        await sleep(this.#writeDurationMs * (0.5 + Math.random()));
+      if (writeMs > 0) {
+        await sleep(writeMs);
         // The server went down meanwhile (restart, close): the transaction dies with its connection.
-        if (request.socket.destroyed) return;
+        if (request.socket.destroyed) {
+          release?.();
+          return;
+        }
       }
-      if (table !== undefined && this.#commits.conflicts(table, transaction)) reply = transactionAborted();
+      const conflicted = table !== undefined && this.#commits.conflicts(table, transaction);
+      if (conflicted) reply = transactionAborted();
       else {
         reply = this.#catalog.handle({ method, url, headers: request.headers, body });
-        if (reply.wrote) {
-          if (table !== undefined) this.#commits.commit(table);
-          await this.#publisher?.publish();
-        }
+        if (reply.wrote && table !== undefined) this.#commits.commit(table);
+      }
+      // Committed or rolled back, the connection goes back to the pool.
+      release?.();
+      if (!conflicted) {
+        if (reply.wrote) await this.#publisher?.publish();
         if (fault) reply = textReply(fault.status, injected(fault.status));
       }
     }
@@ -390,6 +412,9 @@ class RunningFake implements FakeErmrest {
       method,
       url,
       status: reply.status,
+      ...(method === "GET" && reply.status === 200 && reply.body.startsWith("[")
+        ? { rows: (JSON.parse(reply.body) as unknown[]).length }
+        : {}),
       headers: Object.fromEntries(
         Object.entries(request.headers).map(([name, value]) => [
           name,
