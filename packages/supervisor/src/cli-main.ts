@@ -11,8 +11,8 @@ Commands:
   worker <socket> [--timeout DURATION] [--max-memory SIZE] -- <command> [args…]
   worker --connect tls://HOST:PORT --tls-cert FILE --tls-key FILE --tls-ca FILE [options] -- <command> [args…]
                                                       run jobs from the daemon
-  status <db> [--json]                                print the queue's figures
-  queue-html <db> <out.html>                          write a static HTML page of the queue
+  status <db> [--json] [--log-json]                   print the queue's figures
+  queue-html <db> <out.html> [--log-json]             write a static HTML page of the queue
 
 Options:
 ${infoFlagsHelp(14)}

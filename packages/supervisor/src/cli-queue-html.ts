@@ -3,7 +3,7 @@ import { parseQueueHtmlArgs } from "./cli-args.js";
 import { supervisorFailureKind } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 
-export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html>
+export const queueHtmlUsage = `Usage: x-supervisor queue-html <db> <out.html> [--log-level LEVEL] [--log-json]
 
 Writes a static HTML page of the queue, to serve in place of the one the original's update_queue.py makes:
 the cycle time per fetcher and every waiting entry in dispatch order (position, attribute path, fetcher,

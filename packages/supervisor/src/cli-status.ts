@@ -4,16 +4,17 @@ import { supervisorFailureKind } from "./cli-log.js";
 import { cli } from "./cli-program.js";
 import type { QueueStatus } from "./status.js";
 
-export const statusUsage = `Usage: x-supervisor status <db> [--json]
+export const statusUsage = `Usage: x-supervisor status <db> [--json] [--log-level LEVEL] [--log-json]
 
 Prints the queue's figures from a supervisor database, read-only (safe while the daemon runs).
 
 Options:
-  --json        one JSON object on stdout instead of a human summary
+  --json              one JSON object on stdout instead of a human summary
 ${logFlagsHelp(22)}
 ${infoFlagsHelp(22)}
 
-Exit codes: 0 printed, 78 when <db> cannot be opened or is not a supervisor database, 64 on a usage error.
+Exit codes: 0 printed, 78 when <db> cannot be opened or is not a supervisor database, 64 on a usage
+error. Failures are logged on stderr (one JSON line with --log-json).
 `;
 
 function summary(s: QueueStatus): string {
