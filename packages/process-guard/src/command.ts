@@ -24,19 +24,19 @@ grace period later, then SIGTERM again (or SIGKILL with --send-kill).
 Options (long ones may be shortened to any unambiguous prefix):
   DURATION              without --timeout, the first operand is the time limit, as timeout(1) reads
                         it: a number (1.5, 1e2, inf) with an optional s, m, h or d suffix (0: none)
-  --timeout DURATION    the time limit, written the same way (0: at once)
-  -s, --signal SIG      the first signal a limit sends: a name (TERM, SIGINT, RTMIN+1, EXIT) or a
+  --timeout=DURATION    the time limit, written the same way (0: at once)
+  -s, --signal=SIG      the first signal a limit sends: a name (TERM, SIGINT, RTMIN+1, EXIT) or a
                         number (default TERM)
-  -k, --kill-after DURATION
+  -k, --kill-after=DURATION
                         also send KILL this long after the first signal (0: never)
   --preserve-status     exit with the command's status even when a limit stopped it
   --foreground          let the command use the terminal: it stays in x-guard's process group, and a
                         limit signals it alone (its children are not signalled)
   -v, --verbose         report each signal sent, and what a limit did, on stderr
-  --grace DURATION      x-guard's three steps, this far apart, written as --timeout (default 15 for
+  --grace=DURATION      x-guard's three steps, this far apart, written as --timeout (default 15 for
                         time, 5 for memory)
   --send-kill           x-guard's three steps, the last one SIGKILL
-  --max-memory SIZE     limit on the resident memory of the command and all its descendants: bytes,
+  --max-memory=SIZE     limit on the resident memory of the command and all its descendants: bytes,
                         or with a K, M or G suffix (×1024): 512M, 1.5G, 100KiB
   --progress-on-output  restart the time limit whenever the command writes to stdout or stderr
 ${infoFlagsHelp(24)}
