@@ -184,6 +184,15 @@ const cases: Case[] = [
     ],
   ],
   [
+    "x-rmq-storage serve --processes 2: PostgreSQL refuses the database",
+    "refused",
+    "x-rmq-storage",
+    async () => [
+      ...["serve", "--amqp", AMQP_URL, "--processes", "2"],
+      ...["--storage", changed(PG_URL, { pathname: "/no_such_database_x" })],
+    ],
+  ],
+  [
     "x-rmq-storage serve: RabbitMQ does not answer",
     "unavailable",
     "x-rmq-storage",

@@ -7,7 +7,8 @@ import { openStorage } from "./storage-spec.js";
 /** A message between a server and its child processes. */
 export type ChildMessage =
   | { type: "ready"; name: string }
-  | { type: "failed"; code: string; message: string }
+  /** `causes`: the `code`s down the error's cause chain (see `causeCodes`), which tell its kind of failure. */
+  | { type: "failed"; code: string; message: string; causes: string[] }
   | { type: "event"; event: string; payload: unknown }
   | { type: "log"; level: keyof Logger; fields: object; msg: string };
 
@@ -93,7 +94,7 @@ export async function startProcessGroup(
             exited.set(child, new Promise((done) => child.once("exit", () => done())));
             child.on("message", (message: ChildMessage) => {
               if (message.type === "ready") resolve(message.name);
-              else if (message.type === "failed") reject(new RmqStorageError(message.code, message.message));
+              else if (message.type === "failed") reject(childFailure(message));
               else if (message.type === "event") emit(message.event, message.payload);
               else logger[message.level](message.fields, message.msg);
             });
@@ -112,4 +113,15 @@ export async function startProcessGroup(
     throw error;
   }
   return { names, stop };
+}
+
+/** A child's start failure as an error of this process, its cause chain's codes kept (a refusal stays one). */
+function childFailure({ code, message, causes }: { code: string; message: string; causes: string[] }): Error {
+  const cause = causes
+    .slice(1)
+    .reduceRight<Error | undefined>(
+      (inner, c) => Object.assign(new Error(c, { cause: inner }), { code: c }),
+      undefined,
+    );
+  return new RmqStorageError(code, message, cause === undefined ? {} : { cause });
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "@x/core";
+import { causeCodes } from "@x/core/internal";
 import type { ChildMessage, ChildOptions } from "./process-group.js";
 import { RmqStorageServer } from "./server.js";
 
@@ -33,7 +34,7 @@ process.on("message", async (message: { type: "start"; options: ChildOptions } |
     send({ type: "ready", name: server.connectionNames()[0] as string });
   } catch (error) {
     const code = (error as { code?: string }).code ?? "ERR_X_RMQ_STORAGE_BACKEND";
-    send({ type: "failed", code, message: (error as Error).message });
+    send({ type: "failed", code, message: (error as Error).message, causes: [...causeCodes(error)] });
     process.exit(1);
   }
 });
