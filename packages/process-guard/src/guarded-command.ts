@@ -13,7 +13,7 @@ import { type InterruptEvent, type MemGuard, memGuard, type TimeGuard, timeGuard
 import { hasControllingTerminal, launch, launcherAvailable } from "./launcher.js";
 import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
-import { isCode, procfsShowsOurPids } from "./process-info.js";
+import { isCode, ownSession, procfsShowsOurPids } from "./process-info.js";
 import { startReaper } from "./reaper.js";
 import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 
@@ -289,8 +289,10 @@ async function run(
   const inOurSession = o.processGroup === "group" && hasControllingTerminal();
   let child: ChildProcess;
   let started: Promise<NodeJS.ErrnoException | undefined>;
+  let session: number | undefined; // the command's session, when it is ours
   try {
     if ((inOurSession || ignored.length > 0) && launcherAvailable()) {
+      session = ownSession();
       // a process group of its own in our session, or dispositions: only the launcher can set them (it leaves
       // the command in a group of its own in our session whenever it is not to stay in ours)
       const launched = launch(command, args, { ownGroup: !alone, ignored, stdio, env, cwd: o.cwd });
@@ -314,7 +316,7 @@ async function run(
   }
   state.child = child;
   // at once, before the event loop can reap the command: its pid and start time still name it
-  if (child.pid !== undefined) reaper?.arm(child.pid);
+  if (child.pid !== undefined) reaper?.arm(child.pid, session ?? child.pid);
   const spawnError = await started;
   if (spawnError !== undefined) {
     reaper?.disarm();

@@ -64,6 +64,8 @@ export interface ProcStat {
   state: string;
   ppid: number;
   pgid: number;
+  /** The session id. */
+  session: number;
   /** Resident pages. */
   rss: number;
   /** When it started, in clock ticks since boot (as written: it may exceed 2^53 in theory). */
@@ -73,11 +75,12 @@ export interface ProcStat {
 /** Parses `/proc/<pid>/stat`; the command name may contain spaces and parentheses, so split after the last `)`. */
 function parseStat(text: string): ProcStat {
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, starttime 22, rss 24.
+  // fields[0] is field 3 (state) of proc(5); ppid is field 4, pgrp 5, session 6, starttime 22, rss 24.
   return {
     state: fields[0] ?? "",
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    session: Number(fields[3]),
     rss: Number(fields[21]),
     startTime: fields[19] ?? "",
   };
@@ -175,6 +178,16 @@ export function startTimeOf(pid: number, procfs = hasProcfs): string | undefined
   if (!procfs) return undefined;
   try {
     return readProcStat(pid).startTime;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Our own session id, from `/proc` (Linux); `undefined` elsewhere or when `/proc` is not ours. */
+export function ownSession(procfs = hasProcfs): number | undefined {
+  if (!procfs || !procfsShowsOurPids(procfs)) return undefined;
+  try {
+    return readProcStat(process.pid).session;
   } catch {
     return undefined;
   }

@@ -8,21 +8,22 @@ const { spawn } = process.getBuiltinModule("node:child_process");
  * The reaper's program, for `/bin/sh` (builtins only: no further process). It is started before the job, and
  * waits on its stdin, a pipe from the guard, for:
  *
- * 1. a line `<pgid> <start time>`: the job's process group id (the leader's pid, which also names its session:
- *    the job was started with `setsid`) and the leader's start time (`/proc/<pid>/stat` field 22; empty without
- *    `/proc`), written as soon as the job is spawned; or `done` (the job did not start): exit;
+ * 1. a line `<pgid> <session> <start time>`: the job's process group id (the leader's pid), its session (the
+ *    same number when the job was started with `setsid`, else the guard's own) and the leader's start time
+ *    (`/proc/<pid>/stat` field 22; empty without `/proc`), written as soon as the job is spawned; or `done`
+ *    (the job did not start): exit;
  * 2. a line `done`: the job ended under the guard's eyes; exit;
  *
  * and at an end of file instead of either, the guard died (the kernel closed the pipe, whatever killed the
  * guard): before 1, exit; after 1, SIGKILL to the job's group, but only when it still is the job's: the leader
  * is alive (or a zombie) with the same start time, or, the leader gone, a member of the group is in the job's
- * session. Without `/proc`: when the group exists.
+ * session (its own, or the guard's for a job in the guard's session). Without `/proc`: when the group exists.
  *
  * It ignores the signals that reach a whole terminal session or pipeline (it runs in a session of its own
  * anyway), so that what ends the guard does not end it; SIGTERM and SIGKILL still do.
  */
 const program = `trap '' HUP INT QUIT PIPE ALRM USR1 USR2
-read -r g t || exit 0
+read -r g e t || exit 0
 [ "$g" = done ] && exit 0
 if read -r word && [ "$word" = done ]; then exit 0; fi
 ours() {
@@ -31,7 +32,7 @@ ours() {
   for f in /proc/[0-9]*/stat; do
     read -r s 2>/dev/null <"$f" || continue
     set -- \${s##*") "}
-    [ "$3" = "$g" ] && [ "$4" = "$g" ] && return 0
+    [ "$3" = "$g" ] && [ "$4" = "$e" ] && return 0
   done
   return 1
 }
@@ -51,9 +52,10 @@ export interface Reaper {
    * name it).
    *
    * @param pgid - the job's process group (the pid of its leader, started with `detached: true`)
+   * @param session - the job's session: default `pgid` (a job started with `setsid`)
    * @param startTime - the leader's start time (see `startTimeOf`); default: read now
    */
-  arm(pgid: number, startTime?: string): void;
+  arm(pgid: number, session?: number, startTime?: string): void;
   /** The job has ended under the guard, or did not start: the reaper leaves, without touching anything. Idempotent. */
   disarm(): void;
 }
@@ -85,10 +87,10 @@ export function startReaper(logger: Logger): Reaper {
   let state: "waiting" | "armed" | "done" = "waiting";
   return {
     pid: child.pid,
-    arm(pgid, startTime = startTimeOf(pgid) ?? "") {
+    arm(pgid, session = pgid, startTime = startTimeOf(pgid) ?? "") {
       if (state !== "waiting") return;
       state = "armed";
-      stdin.write(`${pgid} ${startTime}\n`);
+      stdin.write(`${pgid} ${session} ${startTime}\n`);
     },
     disarm() {
       if (state === "done") return;

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readlinkSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runGuardedCommand } from "../src/guarded-command.js";
-import { pgidOf, startTimeOf } from "../src/process-info.js";
+import { ownSession, pgidOf, startTimeOf } from "../src/process-info.js";
 import { spawnReaper } from "../src/reaper.js";
 import {
   cleanupAfterTest,
@@ -136,10 +136,13 @@ describe("the reaper kills only the job's group", () => {
     return child;
   }
 
-  /** Starts a reaper, arms it for `pgid` and fires it (an end of file without `done`, as when the guard dies). */
-  async function fire(pgid: number, startTime: string, word = ""): Promise<void> {
+  /**
+   * Starts a reaper, arms it for `pgid` (in `session`, by default its own) and fires it (an end of file without
+   * `done`, as when the guard dies).
+   */
+  async function fire(pgid: number, startTime: string, word = "", session = pgid): Promise<void> {
     const reaper = spawnReaper();
-    reaper.stdin!.end(`${pgid} ${startTime}\n${word}`);
+    reaper.stdin!.end(`${pgid} ${session} ${startTime}\n${word}`);
     expect(await exited(reaper)).toEqual({ code: 0, signal: null });
   }
 
@@ -175,8 +178,9 @@ describe("the reaper kills only the job's group", () => {
     await until(() => runningMembers(job.pid!).length === 0, 5_000, "the sleep killed");
   });
 
-  it("with the leader gone, leaves alone a group of that number in another session (a reused pgid)", async () => {
-    // bash with job control puts a background job in a group of its own, in bash's session
+  /** A group of its own in our session whose leader has exited, leaving a `sleep`: its pgid. */
+  async function groupInOurSession(): Promise<number> {
+    // bash with job control puts a background job in a group of its own, in bash's session (ours)
     const bash = spawn("bash", ["-c", "set -m; (sleep 30 & exit 0) & echo $!; wait"], {
       stdio: ["ignore", "pipe", "ignore"],
     });
@@ -189,8 +193,19 @@ describe("the reaper kills only the job's group", () => {
     expect(pgid).toBeGreaterThan(0);
     cleanupAfterTest({ pid: pgid });
     await until(() => runningMembers(pgid).length === 1, 10_000, "the sleep alone");
+    return pgid;
+  }
+
+  it("with the leader gone, leaves alone a group of that number in another session (a reused pgid)", async () => {
+    const pgid = await groupInOurSession();
     await fire(pgid, "1");
     await delay(300); // a SIGKILL takes a moment to land: give a wrong one time to show
     expect(runningMembers(pgid)).toHaveLength(1);
+  });
+
+  it("with the leader gone, kills the members of a job that runs in the guard's session (as x-guard's)", async () => {
+    const pgid = await groupInOurSession();
+    await fire(pgid, "1", "", ownSession());
+    await until(() => runningMembers(pgid).length === 0, 5_000, "the sleep killed");
   });
 });
