@@ -69,12 +69,12 @@ function removeDefaultTopology(npmDir, env) {
 }
 
 /**
- * Checks one package published as `name@version`. The type check runs each of `compilers` (see
- * consumer-types.mjs) with `@types/node@<nodeTypes>` installed, as the README's Install section says;
- * `env` points npm and pnpm at the local registry. Resolves to `[check, error | undefined]` pairs in order; a
+ * Checks one package published as `name@version`, in projects below `work`, whose own `node_modules` has
+ * `@types/node` for the type check, which runs each of `compilers` (see consumer-types.mjs); `env` points
+ * npm and pnpm at the local registry. Resolves to `[check, error | undefined]` pairs in order; a
  * failed install skips the checks that need it.
  */
-export async function checkPackage({ name, version, work, compilers, nodeTypes, env }) {
+export async function checkPackage({ name, version, work, compilers, env }) {
   const results = [];
   const check = async (label, body) => {
     const result = [label, undefined];
@@ -141,7 +141,7 @@ export async function checkPackage({ name, version, work, compilers, nodeTypes, 
     const install = installSection(readFileSync(join(pnpmDir, "node_modules", name, "README.md"), "utf8"));
     if (!install.includes("@types/node"))
       throw new Error("the README's Install section does not tell TypeScript users to add @types/node");
-    return typeCheckConsumer({ dir: pnpmDir, entries, compilers, nodeTypes, env });
+    return typeCheckConsumer({ dir: pnpmDir, entries, compilers, env });
   });
   await check("README example", () => {
     const example = readmeExample(join(npmDir, "node_modules", name, "README.md"));

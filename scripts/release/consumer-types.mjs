@@ -1,6 +1,6 @@
 // The type check of one installed package, as a TypeScript user's fresh project meets it: a file that imports
 // every entry point, compiled under each supported TypeScript major and each module setting a project uses.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -23,19 +23,13 @@ export function installSection(readme) {
 }
 
 /**
- * Type-checks `entries` from the project in `dir`, where the package is installed, after adding to it what
- * the README's Install section tells a TypeScript user to add (`@types/node@<nodeTypes>`, with pnpm).
- * `compilers` come from {@link compilerOf}; each runs its module settings, all at once, with `strict` and
+ * Type-checks `entries` from the project in `dir`, where the package is installed, and where what the README's
+ * Install section tells a TypeScript user to add, `@types/node`, is found (in `dir` or a parent directory's
+ * `node_modules`, as TypeScript looks them up). `compilers` come from {@link compilerOf}; each runs its module settings, all at once, with `strict` and
  * `skipLibCheck: false` and nothing else set, so `types` keeps each compiler's default (`[]` from TypeScript 7
- * on). The compilers have started when it returns (the rest is synchronous), so
- * other synchronous work can run meanwhile. Rejects with every failing combination's output.
+ * on). The compilers have started when it returns, so other synchronous work can run meanwhile. Rejects with every failing combination's output.
  */
-export function typeCheckConsumer({ dir, entries, compilers, nodeTypes, env }) {
-  execFileSync("pnpm", ["add", "--save-dev", `@types/node@${nodeTypes}`, "--reporter=silent"], {
-    cwd: dir,
-    env,
-    stdio: "pipe",
-  });
+export function typeCheckConsumer({ dir, entries, compilers, env }) {
   writeFileSync(
     join(dir, "consumer.ts"),
     entries
