@@ -458,22 +458,48 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
   return figure;
 }
 
-/** Insert → claim latency with `agents` spread agents and notices, isolated inserts one at a time. */
-async function insertToClaim(agents: number, inserts: number, abortRate: number) {
+/**
+ * Insert → claim latency with `agents` spread agents and notices, isolated inserts one at a time (each after the
+ * previous one's wake-ups settled when `settleMs` is given); the requests the agents made per insert, the insert
+ * included.
+ */
+async function insertToClaim(agents: number, inserts: number, abortRate: number, settleMs = 0) {
   const env = await startFake([], true, abortRate);
-  const run = spreadAgents(env, agents);
+  const run = spreadAgents(env, agents, { complete: settleMs > 0 });
   await sleep(1_500); // every agent bound and idle
+  const first = env.fake.requests.length;
   const latencies: number[] = [];
   for (let i = 0; i < inserts; i++) {
-    await sleep(50 + Math.random() * 100);
+    await sleep(settleMs + 50 + Math.random() * 100);
     const id = nextId;
     const insertedAt = await write(env.fake, "queued");
     await waitUntil(() => run.claimedAt.has(id), 10_000);
     latencies.push((run.claimedAt.get(id) as number) - insertedAt);
   }
+  await sleep(settleMs);
+  const requestsPerInsert = (env.fake.requests.length - first) / inserts;
+  const kinds: Record<string, number> = {};
+  for (const r of env.fake.requests.slice(first)) {
+    const kind = `${r.method} ${r.method === "PUT" ? (isClaimPut(r) ? "claim " : "complete ") : ""}${r.status}`;
+    kinds[kind] = round(((kinds[kind] ?? 0) * inserts + 1) / inserts, 2);
+  }
   await run.stop();
   await env.cleanup();
-  return latencies;
+  return Object.assign(latencies, { requestsPerInsert, kinds });
+}
+
+/** Requests per isolated insert with 5 agents that claim and complete each row (the README's loop). */
+async function trickleFigure() {
+  const run = await insertToClaim(5, 40, 0, 1_000);
+  emit({
+    bench: "polling-catalog.trickle",
+    agents: 5,
+    inserts: run.length,
+    writePacing,
+    requestsPerInsert: round(run.requestsPerInsert, 2),
+    perInsert: run.kinds,
+    ...summary(run),
+  });
 }
 
 async function spreadFigures() {
@@ -678,6 +704,7 @@ async function abortFigure(writers: number, puts: number) {
 
 if (!only || only === "aborts") await abortFigure(8, 25);
 if (!only || only === "spread") await spreadFigures();
+if (!only || only === "trickle") await trickleFigure();
 if (!only || only === "outage") await outageFigure(30_000);
 if (!only || only === "latency") await latencyFigures();
 if (!only || only === "idle") await idleFigure();

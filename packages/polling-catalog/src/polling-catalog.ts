@@ -3,7 +3,7 @@ import { amqpUrlsFor } from "./amqp-address.js";
 import type { ErmrestCatalogOptions } from "./catalog-options.js";
 import { appliedPairs, keyNames } from "./claim-keys.js";
 import { type CatalogDescription, ErmrestCatalog } from "./ermrest-catalog.js";
-import { ErrorCode, NotModified, PollingCatalogError } from "./errors.js";
+import { ConcurrentUpdate, ErrorCode, NotModified, PollingCatalogError } from "./errors.js";
 import type { ClaimedEvent, PollingCatalogEvents } from "./events.js";
 import { fakeNoticeSource } from "./fake-notices.js";
 import { NoticeSubscription } from "./notice-subscription.js";
@@ -251,7 +251,17 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       if (!found.plan) return { idleEtag: found.etag, batch: [] };
       if (!spread || keys === undefined)
         return this.#claimAll(queryPath, updatePath, found.plan, found.before, signal);
-      const batch = await this.#claimSome(queryPath, updatePath, found.plan, claimRows, keys, signal);
+      // A first claim that takes every candidate is guarded by the read's ETag: agents woken by one insert all
+      // want the same few rows, and a loser's 412 commits nothing, so it wakes no agent (an unguarded claim
+      // matching nothing is a committed write, and a notice). With more candidates than one claim takes, the
+      // random picks rarely all lose, and a guard would fail on any write anywhere in the catalog.
+      const guard = round === 1 && found.plan.length <= claimRows ? found.before : undefined;
+      const batch = await this.#claimSome(queryPath, updatePath, found.plan, {
+        claimRows,
+        keys,
+        guard,
+        signal,
+      });
       if (batch.length > 0 || round >= maxSpreadRounds) {
         if (batch.length === 0)
           this.logger.info(
@@ -310,20 +320,30 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
     return { idleEtag: null, batch: plan };
   }
 
-  /** Up to `claimRows` random updates in one unguarded conditional PUT: the pairs the server applied. */
+  /**
+   * Up to `claimRows` random updates in one conditional PUT: the pairs the server applied. With `guard`, the PUT
+   * also carries its ETag as `If-Match`, and a 412 (the catalog changed since that read) claims nothing.
+   */
   async #claimSome(
     queryPath: string,
     updatePath: string,
     plan: Array<[Row, Row]>,
-    claimRows: number,
-    keys: string[],
-    signal: AbortSignal | undefined,
+    options: { claimRows: number; keys: string[]; guard?: CatalogResponse; signal?: AbortSignal },
   ): Promise<Array<[Row, Row]>> {
+    const { claimRows, keys, guard, signal } = options;
     const chosen = shuffled(plan).slice(0, claimRows);
-    const after = await this.put(updatePath, {
-      json: chosen.map(([, update]) => update),
-      signal,
-    });
+    let after: CatalogResponse;
+    try {
+      after = await this.put(updatePath, {
+        json: chosen.map(([, update]) => update),
+        guardResponse: guard,
+        signal,
+      });
+    } catch (error) {
+      if (!(error instanceof ConcurrentUpdate)) throw error;
+      this.logger.debug({ tried: chosen.length }, "The catalog changed since the read: reading again.");
+      return [];
+    }
     let answer: unknown;
     try {
       answer = after.json();

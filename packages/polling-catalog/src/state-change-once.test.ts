@@ -266,6 +266,39 @@ describe("stateChangeOnce with spread", () => {
     ]);
   });
 
+  it("guards a claim of every candidate: a lost race is a 412 that commits nothing, then a fresh read", async () => {
+    const { fake, catalog } = await setup(1);
+    const rival = new PollingErmrestCatalog({
+      scheme: "http",
+      server: fake.server,
+      catalogId: fake.catalogId,
+    });
+    const versionBefore = fake.version;
+    const result = await catalog.stateChangeOnce(
+      "/entity/S:Job/state=new",
+      conditional,
+      async (row) => {
+        // The rival claims the only candidate between our GET and our PUT (a second insert, the same race).
+        if (fake.version === versionBefore)
+          await rival.stateChangeOnce("/entity/S:Job/state=new", conditional, claimIfNew, null, {
+            spread: true,
+          });
+        return claimIfNew(row);
+      },
+      null,
+      { spread: true },
+    );
+    expect(result.batch).toEqual([]);
+    expect(result.idleEtag).toMatch(/^"/); // the fresh read found nothing left: idle, no second claim
+    expect(fake.version).toBe(versionBefore + 1); // the rival's claim alone committed
+    const puts = fake.requests.filter((r) => r.method === "PUT");
+    expect(puts.map((r) => [r.status, r.headers["if-match"] !== undefined])).toEqual([
+      [200, true],
+      [412, true],
+    ]);
+    expect(fake.rows("S:Job").map((row) => row.state)).toEqual(["claimed"]);
+  });
+
   it("answers idle when there is nothing, and gives up after 2 rounds when nothing it tries matches", async () => {
     const { fake, catalog, recorder } = await setup(2);
     const never = (row: Row) => ({ RID: row.RID, expected: "no such state", state: "claimed" });
