@@ -169,7 +169,14 @@ describe("x-rmq-storage keeps passwords off the command line", () => {
   it("serve, stats and teardown read --amqp-file, and refuse one every user may read (exit 78)", async () => {
     const prefix = box.prefix();
     const file = secretFile(secretUrl);
+    // `stats` refuses a prefix with no queue: a server declares them first.
+    const server = await RmqStorageServer.start({
+      url: AMQP_URL,
+      storage: () => openSqliteStorage(":memory:"),
+      prefix,
+    });
     const stats = await runCli(["stats", "--amqp-file", file, "--prefix", prefix, "--json"]);
+    await server.stop();
     expect(stats.code).toBe(0);
     expect(stats.stdout.trim().split("\n")).toHaveLength(165);
     const teardown = await runCli(["teardown", "--amqp-file", file, "--prefix", prefix]);
@@ -275,6 +282,13 @@ describe("x-rmq-storage stats and the management API", () => {
       expect(refused.stderr).toContain("amqp://guest:***@");
       expect(refused.stderr).not.toContain("guest:guest");
       const management = `http://${host}:${(http.address() as AddressInfo).port}/`;
+      // `stats` refuses a prefix with no queue: a server declares them first.
+      const server = await RmqStorageServer.start({
+        url: AMQP_URL,
+        storage: () => openSqliteStorage(":memory:"),
+        prefix,
+      });
+      onTestFinished(() => server.stop());
       const asked = await runCli(
         ["stats", "--prefix", prefix, "--json", "--management", management],
         cliEnv({ AMQP_URL: url }),
