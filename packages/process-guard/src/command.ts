@@ -55,8 +55,8 @@ Exit status:
   otherwise the command's own exit status
 
 Signals:
-  SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM to x-guard are forwarded to the command's
-  process group, every time. A first SIGINT or SIGTERM is forwarded too; more within 1 s are the
+  SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 to x-guard are forwarded to the command's process group,
+  every time; SIGALRM is the time limit, reached now, as for timeout(1). A first SIGINT or SIGTERM is forwarded too; more within 1 s are the
   same request (timeout(1) signals x-guard, then its group); one 1 s or more later sends SIGKILL. The limits still apply
   afterwards, and the exit status says how the command ended (128+n if it died of signal n).
   If x-guard itself dies (even of SIGKILL), a reaper process kills the command's group.
@@ -281,13 +281,17 @@ export async function runGuardCommand(
 
   onCommand?.();
   // Loaded only now: --help, --version and usage errors answer without it.
-  const { runGuardedCommand } = await import("./guarded-command.js");
+  const { forwardedSignals, runGuardedCommand } = await import("./guarded-command.js");
   const [file, ...rest] = line.command as [string, ...string[]];
   const pipesBack = pipes?.whileCommandRuns();
   const threeSteps = line.gracePeriodMs !== undefined || line.sendKill;
   const first = line.signal ?? constants.signals.SIGTERM;
   const sent = threeSteps ? ["INT", "TERM", line.sendKill ? "KILL" : "TERM"] : [signalName(first), "KILL"];
   let killedGroup = false;
+  // as timeout(1), whose timer is alarm(2): a SIGALRM is the time limit, reached now (listening before the spawn)
+  let expire = () => {};
+  const onAlarm = () => expire();
+  process.on("SIGALRM", onAlarm);
   const command = runGuardedCommand(file, rest, {
     timeoutMs: line.timeoutMs,
     maxMemoryBytes: line.maxMemoryBytes,
@@ -300,9 +304,9 @@ export async function runGuardCommand(
     processGroup: line.foreground ? "foreground" : "group",
     // timeout(1) catches its first signal, so the command starts with it at its default
     ignoredSignals: ignoredSignals.filter((name) => constants.signals[name] !== first),
-    // HUP, QUIT, USR1, USR2 and ALRM go to the command's group as they are; the first INT or TERM too, and a
-    // second one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
-    forwardSignals: true,
+    // HUP, QUIT, USR1 and USR2 go to the command's group as they are; the first INT or TERM too, and a second
+    // one forces with SIGKILL (the toolkit's convention); the group is swept once the command exits
+    forwardSignals: forwardedSignals.filter((name) => name !== "SIGALRM"),
     onInterrupt: ({ limit, level, error }) => {
       // timeout(1)'s ladder only: x-guard's three steps report 124 whatever ended the command
       if (!threeSteps && sent[level] === "KILL") killedGroup = !line.foreground;
@@ -311,7 +315,11 @@ export async function runGuardCommand(
       report(`sending signal ${sent[level]} to command '${file}'`);
     },
   });
-  const { exitCode, spawnError, code, signal, limit } = await command.finally(() => pipesBack?.());
+  expire = () => command.expire();
+  const { exitCode, spawnError, code, signal, limit } = await command.finally(() => {
+    process.off("SIGALRM", onAlarm);
+    pipesBack?.();
+  });
   if (spawnError !== undefined) {
     report(`failed to run command '${file}': ${errnoText(spawnError)}`);
     return exitCode;

@@ -20,7 +20,7 @@ import type { TimeWatchHandle, WatchHandle } from "./watch-target.js";
 const { spawn } = process.getBuiltinModule("node:child_process");
 const { constants } = process.getBuiltinModule("node:os");
 
-export { GuardedExitCode };
+export { forwardedSignals, GuardedExitCode };
 
 /** Which limit stopped a command. */
 export type GuardedLimit = "time" | "memory";
@@ -151,6 +151,12 @@ export type GuardedCommand = Promise<GuardedCommandResult> & {
    * the group is then swept after the command exits. Returns `false` when the command is not running.
    */
   kill(signal: NodeJS.Signals): boolean;
+  /**
+   * Acts as if the time limit were reached now, as `timeout(1)` takes a SIGALRM: the time limit's ladder
+   * starts at once (the result's `limit` is then `"time"`), and the limit's own timer is dropped. Once only;
+   * it works without a time limit too, and does nothing before the command has started or after it ended.
+   */
+  expire(): void;
 };
 
 const fn = <F>() => v.custom<F>((value) => typeof value === "function", { error: "a function" });
@@ -251,11 +257,12 @@ export function runGuardedCommand(
     state.signalled = true;
     return killGroup(child.pid, signal, state.alone);
   };
-  if (o.signal?.aborted) return Object.assign(Promise.reject(o.signal.reason), { kill });
+  const expire = () => state.expire?.();
+  if (o.signal?.aborted) return Object.assign(Promise.reject(o.signal.reason), { kill, expire });
   const signals = o.forwardSignals === true ? forwardedSignals : o.forwardSignals || [];
   // before the spawn: a signal that arrives as the command starts is the command's, not fatal to us
   const stopForwarding = listenAndForward(signals, (signal) => kill(signal));
-  return Object.assign(run(command, args, o, state).finally(stopForwarding), { kill });
+  return Object.assign(run(command, args, o, state).finally(stopForwarding), { kill, expire });
 }
 
 type Parsed = v.Output<typeof schema>;
@@ -267,6 +274,8 @@ interface RunState {
   signalled: boolean;
   /** `processGroup: "foreground"`: signals go to the command alone, and nothing is swept. */
   alone: boolean;
+  /** The handle's `expire()`, once the command runs. */
+  expire?: () => void;
 }
 
 async function run(
@@ -356,6 +365,16 @@ async function run(
     if (wait === 0) watch();
     else cancelWait = waitLong(wait, watch);
   }
+  let expired = false;
+  state.expire = () => {
+    if (expired || child.exitCode !== null || child.signalCode !== null) return;
+    expired = true;
+    cancelWait?.();
+    void timeHandle?.close();
+    const now = withSignals(timeGuard({ ...ladder.time, timeoutMs: 0 }), ladder.signals, targetGroup);
+    now.on("interrupt", onInterrupt("time"));
+    handles.push(now.watch(child));
+  };
   if (maxMemoryBytes !== undefined) {
     const memory = withSignals(
       memGuard({ ...ladder.memory, maxMemoryBytes, metric: "tree" }),
@@ -396,6 +415,7 @@ async function run(
       log.error({ err: error, pid }, "onSpawn threw; the command runs on");
     }
     const exit = await exited;
+    state.expire = undefined;
     cancelWait?.();
     await Promise.allSettled(handles);
     // the sweep: background jobs must not outlive the command (not in the foreground: the pid may be reused)

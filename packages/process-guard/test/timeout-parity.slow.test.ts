@@ -220,6 +220,15 @@ describe.runIf(ready)("timeout parity: the command line", () => {
   });
 });
 
+describe.runIf(ready)("timeout parity: SIGALRM", () => {
+  it("takes a SIGALRM as the time limit, reached now: the signal, then 124", async () => {
+    const line = `"$T" -v 10 sh -c 'touch started; exec sleep 5' & guard=$!
+      until [ -e started ]; do sleep 0.02; done; kill -ALRM $guard; wait $guard; echo "status $?"`;
+    const { actual } = await compare(line);
+    expect(actual.stdout).toBe("status 124\n");
+  });
+});
+
 describe.runIf(ready)("timeout parity: quiet unless --verbose", () => {
   it.each([
     "0.2 sleep 1",
