@@ -11,6 +11,7 @@ import {
 } from "./forward-signals.js";
 import { type InterruptEvent, type MemGuard, memGuard, type TimeGuard, timeGuard } from "./guard.js";
 import { hasControllingTerminal, launch, launcherAvailable } from "./launcher.js";
+import { waitLong } from "./long-timer.js";
 import { bool, bytes, duration, InterruptType, interval, nonNegative, parse } from "./options.js";
 import { copyOutput, drainOutput } from "./output-copy.js";
 import { isCode, ownSession, procfsShowsOurPids } from "./process-info.js";
@@ -520,18 +521,4 @@ function killGroup(pid: number, signal: NodeJS.Signals | number, alone = false):
   } catch {
     return false;
   }
-}
-
-/** Calls `fn` after `ms`, however long, in timer steps of at most `MAX_DURATION_MS`; returns a cancel. */
-function waitLong(ms: number, fn: () => void): () => void {
-  let timer: NodeJS.Timeout;
-  const step = (left: number) => {
-    timer = setTimeout(
-      () => (left > MAX_DURATION_MS ? step(left - MAX_DURATION_MS) : fn()),
-      Math.min(left, MAX_DURATION_MS),
-    );
-    timer.unref();
-  };
-  step(ms);
-  return () => clearTimeout(timer);
 }
