@@ -102,9 +102,12 @@ class Stream<R, P> implements BrokerStream<R, P> {
   readonly #logger: Logger;
   readonly #backoff: Backoff;
   readonly #closing = new AbortController();
+  /** Where a session starts when no record was handed out since the start or the last seek. */
   #start: SessionStart<P>;
   #session: Promise<BrokerSession<R>> | undefined;
-  #buffer: R[] = [];
+  /** The records read and not yet handed out: `#buffer` from index `#next` on (no copy, no shift per record). */
+  #buffer: readonly R[] = [];
+  #next = 0;
   #paused = false;
   /** Set by the first `close()`: what it awaits. */
   #closed: Promise<void> | undefined;
@@ -148,16 +151,23 @@ class Stream<R, P> implements BrokerStream<R, P> {
 
   next(): Promise<IteratorResult<R, undefined>> {
     // The common case, a record already read and no call waiting before this one, skips the queue of calls.
-    if (this.#waiting === 0 && this.#closed === undefined && !this.#paused && this.#buffer.length > 0)
+    if (
+      this.#waiting === 0 &&
+      this.#closed === undefined &&
+      !this.#paused &&
+      this.#next < this.#buffer.length
+    )
       return Promise.resolve(this.#take());
-    this.#waiting++;
-    const result = this.#turn.then(() => this.#pull());
-    const done = () => {
-      this.#waiting--;
-    };
-    this.#turn = result.then(done, done);
+    // With no call queued or running, this one starts at once; otherwise after the one before.
+    const result = this.#waiting++ === 0 ? this.#pull() : this.#turn.then(this.#pullNext);
+    this.#turn = result.then(this.#done, this.#done);
     return result;
   }
+
+  readonly #pullNext = () => this.#pull();
+  readonly #done = () => {
+    this.#waiting--;
+  };
 
   async return(): Promise<IteratorResult<R, undefined>> {
     await this.close();
@@ -205,48 +215,50 @@ class Stream<R, P> implements BrokerStream<R, P> {
         });
         continue;
       }
-      if (this.#buffer.length > 0) return this.#take();
-      await this.#read();
+      if (this.#next < this.#buffer.length) return this.#take();
+      // Reads one batch (inline rather than in a method of its own: one promise less per batch, and a batch
+      // is one record on an engine that delivers them one at a time).
+      const generation = this.#generation;
+      try {
+        this.#session ??= this.#engine.open(
+          this.#position === undefined ? this.#start : { after: this.#position },
+        );
+        const session = await this.#session;
+        this.#reached = true;
+        this.#opened ??= session;
+        const batch = await session.read();
+        if (generation !== this.#generation) continue;
+        this.#backoff.reset();
+        this.#buffer = batch;
+        this.#next = 0;
+      } catch (error) {
+        if (generation === this.#generation) await this.#readFailed(error);
+      }
     }
   }
 
-  /** Hands out the first record of the buffer, which is not empty. */
+  /** Hands out the next record of the buffer, which has one. */
   #take(): IteratorResult<R, undefined> {
-    const record = this.#buffer.shift() as R;
-    const position = this.#engine.positionOf(record);
-    this.#position = position;
-    this.#start = { after: position };
+    const record = this.#buffer[this.#next++] as R;
+    this.#position = this.#engine.positionOf(record);
     return { done: false, value: record };
   }
 
-  /** Reads one batch into the buffer, opening a session when there is none; on failure, waits before the retry. */
-  async #read(): Promise<void> {
-    const generation = this.#generation;
-    try {
-      this.#session ??= this.#engine.open(this.#start);
-      const session = await this.#session;
-      this.#reached = true;
-      this.#opened ??= session;
-      const batch = await session.read();
-      if (generation !== this.#generation) return;
-      this.#backoff.reset();
-      this.#buffer.push(...batch);
-    } catch (error) {
-      if (generation !== this.#generation) return;
-      if (XError.is(error)) {
-        await this.#closeSession();
-        throw error;
-      }
-      const delayMs = this.#backoff.next();
-      const failure = classifyConnectFailure(error);
+  /** After a failed read: rethrows an `XError`, or fails fast, or logs and waits before the retry. */
+  async #readFailed(error: unknown): Promise<void> {
+    if (XError.is(error)) {
       await this.#closeSession();
-      if (!this.#reached) await this.#failFast(failure, delayMs, error);
-      this.#logger.warn(
-        { stream: this.#engine.describe, reason: failure.reason, retryInMs: Math.round(delayMs) },
-        "broker read failed: reopening",
-      );
-      await sleep(delayMs, { signal: this.#closing.signal }).catch(() => {});
+      throw error;
     }
+    const delayMs = this.#backoff.next();
+    const failure = classifyConnectFailure(error);
+    await this.#closeSession();
+    if (!this.#reached) await this.#failFast(failure, delayMs, error);
+    this.#logger.warn(
+      { stream: this.#engine.describe, reason: failure.reason, retryInMs: Math.round(delayMs) },
+      "broker read failed: reopening",
+    );
+    await sleep(delayMs, { signal: this.#closing.signal }).catch(() => {});
   }
 
   /**
@@ -272,6 +284,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
   async #interrupt(): Promise<void> {
     this.#generation++;
     this.#buffer = [];
+    this.#next = 0;
     await this.#closeSession();
   }
 

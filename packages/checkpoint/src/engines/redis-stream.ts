@@ -297,7 +297,9 @@ function parseReply(reply: unknown): RedisStreamRecord[] {
   if (Array.isArray(reply)) streams = reply.map((stream) => (stream as unknown[])[1]);
   else if (reply instanceof Map) streams = [...reply.values()];
   else streams = Object.values(reply as Record<string, unknown>);
-  return streams.flatMap((entries) => entriesOf(entries).map(recordOf));
+  const records: RedisStreamRecord[] = [];
+  for (const entries of streams) for (const entry of entriesOf(entries)) records.push(recordOf(entry));
+  return records;
 }
 
 function entriesOf(reply: unknown): [unknown, unknown][] {
