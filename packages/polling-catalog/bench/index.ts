@@ -353,11 +353,13 @@ function spreadAgents(
   setMaxListeners(agents + 10, controller.signal);
   const claimed = new Map<string, number>();
   const claimedAt = new Map<number, number>();
+  const perAgent = Array.from({ length: agents }, () => 0);
   let ended = 0;
   let failed = 0;
   const polls = Array.from({ length: agents }, (_, a) => {
     const agent = env.catalog(options.amqpServer);
     agent.on("claimed", ({ batch }) => {
+      perAgent[a] = (perAgent[a] as number) + batch.length;
       for (const [candidate] of batch) {
         claimed.set(candidate.RID as string, (claimed.get(candidate.RID as string) ?? 0) + 1);
         claimedAt.set(candidate.id as number, performance.now());
@@ -394,6 +396,7 @@ function spreadAgents(
   return {
     claimed,
     claimedAt,
+    perAgent,
     /** How many agents' `blockingPoll` rejected. */
     failed: () => failed,
     /** How many agents' `blockingPoll` has not ended. */
@@ -450,6 +453,8 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
         Math.max(1, requests.filter((r) => r.method === "PUT" && !isClaimPut(r)).length),
       3,
     ),
+    /** The most rows one agent claimed, over its fair share (1/agents of the rows). */
+    maxShareOfFair: round((Math.max(...run.perAgent) * agents) / rowsCount, 2),
     doubleClaims: [...run.claimed.values()].filter((n) => n > 1).length,
     stuckRows: env.fake.rows("S:Job").filter((row) => row.state !== "complete").length,
     agentsFailed: run.failed(),
