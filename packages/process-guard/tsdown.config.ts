@@ -6,11 +6,12 @@ import { commandBuild, packageBuild } from "../../scripts/build-preset.ts";
 /**
  * The first lines of the bin: a script for /bin/sh and, to JavaScript, a string and a comment. Node resets the
  * signals its caller left ignored (`trap '' PIPE`, `nohup`), which the command must inherit as under
- * `timeout(1)`, so the shell reads them from its own `/proc/self/status` (builtins only) and passes them on in
- * `X_GUARD_SIGIGN` to Node running this same file.
+ * `timeout(1)`, so the shell reads them from its own `/proc/self/stat` (field 33, the mask of ignored signals
+ * in decimal; one line, read with builtins only) and passes them on in `X_GUARD_SIGIGN` to Node running this
+ * same file.
  */
 const shellBanner = `#!/bin/sh
-':' //; s=; [ -r /proc/self/status ] && while read -r k v; do [ "$k" = SigIgn: ] && s=$v && break; done </proc/self/status; X_GUARD_SIGIGN=$s exec node "$0" "$@"`;
+':' //; f() { set -- \${1##*") "}; s=\${31}; }; s=; read -r l 2>/dev/null </proc/self/stat && f "$l"; X_GUARD_SIGIGN=$s exec node "$0" "$@"`;
 
 export default [
   packageBuild({ index: "src/index.ts", "watchdog-thread": "src/watchdog-thread.ts" }),

@@ -222,12 +222,15 @@ const caughtByTimeout = new Set<string>([
   "SIGSTOP",
 ]);
 
-/** The variable in which x-guard's bin passes on the signals its caller ignored (`SigIgn`, in hexadecimal). */
+/**
+ * The variable in which x-guard's bin passes on the signals its caller ignored (`/proc/self/stat`'s field 33,
+ * the mask of ignored signals, in decimal).
+ */
 export const ignoredSignalsVariable = "X_GUARD_SIGIGN";
 
 /**
  * The signals x-guard's caller left ignored, which the command inherits as under `timeout(1)`: Node resets
- * them when it starts, so the bin's shell reads its own `/proc/self/status` first and passes `SigIgn` on in
+ * them when it starts, so the bin's shell reads its own `/proc/self/stat` first and passes the mask on in
  * {@link ignoredSignalsVariable}, removed here from the environment the command gets. Those that timeout(1)
  * catches itself, and the first signal of the ladder, are left out as it leaves them out; so are real-time
  * signals.
@@ -235,8 +238,8 @@ export const ignoredSignalsVariable = "X_GUARD_SIGIGN";
 function takeIgnoredSignals(): NodeJS.Signals[] {
   const mask = process.env[ignoredSignalsVariable];
   delete process.env[ignoredSignalsVariable];
-  if (mask === undefined || !/^[\da-f]{1,16}$/i.test(mask)) return [];
-  const bits = BigInt(`0x${mask}`);
+  if (mask === undefined || !/^\d{1,20}$/.test(mask)) return [];
+  const bits = BigInt(mask);
   return (Object.entries(constants.signals) as [NodeJS.Signals, number][])
     .filter(([name, number]) => !caughtByTimeout.has(name) && (bits >> BigInt(number - 1)) & 1n)
     .map(([name]) => name);
