@@ -64,6 +64,16 @@ afterAll(async () => {
 });
 
 describe("rabbitmqStream on RabbitMQ", () => {
+  it("reads a stream longer than a few prefetches, acknowledging once per half prefetch", async () => {
+    const queue = await produce(AMQP_URL, 25);
+    for (const prefetch of [1, 2, 3]) {
+      const stream = rabbitmqStream({ connect: () => amqp.connect(AMQP_URL), queue, prefetch });
+      const seen: number[] = [];
+      for await (const message of stream) if (seen.push(indexOf(message)) === 25) break;
+      expect(seen).toEqual(Array.from({ length: 25 }, (_, index) => index));
+    }
+  });
+
   it("cancels the consumer during a downtime and replays from the checkpointed offset", async () => {
     await runScenario(engine(AMQP_URL, await produce(AMQP_URL, COUNT)), "plain", scenario);
   });

@@ -176,6 +176,10 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
       this.#options.queue,
     );
     let closed = false;
+    // A stream queue needs acknowledgements as credit for the next messages. Acknowledging once half the
+    // prefetch is handed out keeps the other half flowing, with one frame per half prefetch, not per read.
+    const ackEvery = Math.ceil(this.#options.prefetch / 2);
+    let unacknowledged = 0;
     return {
       get delivered() {
         return delivered;
@@ -185,7 +189,11 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
           await new Promise<void>((resolve) => (wake = resolve));
         if (queue.length === 0) throw failure?.error ?? new Error("the session is closed");
         const batch = queue.splice(0);
-        channel.ack(batch.at(-1)!, true); // credit for the next ones: a stream queue needs acknowledgements
+        unacknowledged += batch.length;
+        if (unacknowledged >= ackEvery) {
+          channel.ack(batch.at(-1)!, true);
+          unacknowledged = 0;
+        }
         return batch;
       },
       async close() {
