@@ -343,7 +343,7 @@ async function run(
   let limit: GuardedLimit | undefined;
   const onInterrupt = (which: GuardedLimit) => (event: InterruptEvent) => {
     limit ??= which;
-    log.warn({ limit: which, level: event.level, pid }, `${which} limit: ${event.action}`);
+    log.warn({ limit: which, escalation: event.level, pid }, `${which} limit: ${event.action}`);
     o.onInterrupt?.({ ...event, limit: which });
   };
   const handles: WatchHandle[] = [];

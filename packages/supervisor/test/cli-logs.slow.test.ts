@@ -93,7 +93,7 @@ describe("log lines a machine reads (--log-json)", () => {
       "job finished",
       "no job yet; asking again every idle delay",
     ]);
-    expect(lines[2]).toMatchObject({ level: 40, limit: "time" });
+    expect(lines[2]).toMatchObject({ level: 40, limit: "time", escalation: 0 });
     expect(lines[3]).toMatchObject({ level: 40, attrPath: "slowjob", exitCode: 124 });
     expect(lines[5]).toMatchObject({ level: 30, idleDelayMs: 60_000 });
   });
