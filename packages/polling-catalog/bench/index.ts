@@ -41,6 +41,9 @@ const spreadRows = rowsFlag === -1 ? 1_000 : Number(process.argv[rowsFlag + 1]);
 /** `--limit <n>`: the spread agents' `?limit` (default 10 × `claimRows`, whatever the number of agents). */
 const limitFlag = process.argv.indexOf("--limit");
 const spreadLimit = limitFlag === -1 ? 10 * claimRows : Number(process.argv[limitFlag + 1]);
+/** `--stop-after <n>`: the spread figures end once `n` rows are complete (default: every row). */
+const stopFlag = process.argv.indexOf("--stop-after");
+const stopAfter = stopFlag === -1 ? undefined : Number(process.argv[stopFlag + 1]);
 
 function emit(figure: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify(figure)}\n`);
@@ -354,6 +357,7 @@ function spreadAgents(
   const claimed = new Map<string, number>();
   const claimedAt = new Map<number, number>();
   const perAgent = Array.from({ length: agents }, () => 0);
+  let completed = 0;
   let ended = 0;
   let failed = 0;
   const polls = Array.from({ length: agents }, (_, a) => {
@@ -375,13 +379,16 @@ function spreadAgents(
         { spread: true, claimRows },
       );
       idleEtag = result.idleEtag;
-      if (options.complete && completeBatch && result.batch.length > 0)
+      if (options.complete && completeBatch && result.batch.length > 0) {
         await agent.put("/attributegroup/S:Job/RID;state", {
           json: result.batch.map(([job]) => ({ RID: job.RID, state: "complete" })),
         });
-      else if (options.complete)
-        for (const [job] of result.batch)
+        completed += result.batch.length;
+      } else if (options.complete)
+        for (const [job] of result.batch) {
           await agent.put("/attributegroup/S:Job/RID;state", { json: [{ RID: job.RID, state: "complete" }] });
+          completed++;
+        }
       return result.batch.length > 0;
     };
     return agent
@@ -397,6 +404,8 @@ function spreadAgents(
     claimed,
     claimedAt,
     perAgent,
+    /** How many rows the agents marked complete. */
+    completed: () => completed,
     /** How many agents' `blockingPoll` rejected. */
     failed: () => failed,
     /** How many agents' `blockingPoll` has not ended. */
@@ -420,21 +429,23 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
   const env = await startFake(rows, !process.argv.includes("--no-notices"), abortRate);
   const started = performance.now();
   const run = spreadAgents(env, agents, { complete: true });
-  // Until every row is complete, or no row was completed for 15 s (rows left claimed for ever).
+  // Until every row (or --stop-after rows) is complete, or none was completed for 15 s (rows left claimed).
+  const goal = Math.min(rowsCount, stopAfter ?? rowsCount);
   let completed = 0;
   let progressAt = performance.now();
-  while (completed < rowsCount && performance.now() - progressAt < 15_000) {
+  while (completed < goal && performance.now() - progressAt < 15_000) {
     await sleep(100);
-    const now = env.fake.rows("S:Job").filter((row) => row.state === "complete").length;
+    const now = run.completed();
     if (now > completed) [completed, progressAt] = [now, performance.now()];
   }
   const seconds = (performance.now() - started) / 1000;
+  const requests = [...env.fake.requests];
   await run.stop();
-  const requests = env.fake.requests;
   const claims = requests.filter(isClaimPut);
   const figure = {
     agents,
     rows: rowsCount,
+    completedRows: completed,
     claimRows,
     completion: completeBatch ? "one PUT per batch" : "one PUT per row",
     writePacing,
@@ -442,11 +453,11 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
     writeDurationMs: env.fake.writeDurationMs,
     transactionAbortRate: abortRate,
     wallSeconds: round(seconds, 2),
-    requestsPerCompletedRow: round(requests.length / rowsCount, 2),
+    requestsPerCompletedRow: round(requests.length / completed, 2),
     limit: spreadLimit,
-    getsPerRow: round(requests.filter((r) => r.method === "GET").length / rowsCount, 2),
-    rowsReadPerCompletedRow: round(requests.reduce((sum, r) => sum + (r.rows ?? 0), 0) / rowsCount, 2),
-    claimPutsPerRow: round(claims.length / rowsCount, 2),
+    getsPerRow: round(requests.filter((r) => r.method === "GET").length / completed, 2),
+    rowsReadPerCompletedRow: round(requests.reduce((sum, r) => sum + (r.rows ?? 0), 0) / completed, 2),
+    claimPutsPerRow: round(claims.length / completed, 2),
     claimAbortShare: round(claims.filter((r) => r.status === 503).length / claims.length, 3),
     completionAbortShare: round(
       requests.filter((r) => r.method === "PUT" && !isClaimPut(r) && r.status === 503).length /
@@ -454,9 +465,12 @@ async function spreadRun(rowsCount: number, agents: number, abortRate: number) {
       3,
     ),
     /** The most rows one agent claimed, over its fair share (1/agents of the rows). */
-    maxShareOfFair: round((Math.max(...run.perAgent) * agents) / rowsCount, 2),
+    maxShareOfFair: round((Math.max(...run.perAgent) * agents) / completed, 2),
     doubleClaims: [...run.claimed.values()].filter((n) => n > 1).length,
-    stuckRows: env.fake.rows("S:Job").filter((row) => row.state !== "complete").length,
+    stuckRows:
+      stopAfter === undefined
+        ? env.fake.rows("S:Job").filter((row) => row.state !== "complete").length
+        : undefined,
     agentsFailed: run.failed(),
   };
   await env.cleanup();
