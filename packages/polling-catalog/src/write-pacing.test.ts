@@ -46,6 +46,19 @@ describe("WritePacing", () => {
 });
 
 describe("CommitRatePacing", () => {
+  it("brings clients paced apart closer together: under the target each adds the same step to its chance", async () => {
+    const [a, b] = [new CommitRatePacing(() => 0), new CommitRatePacing(() => 0)];
+    b.settle("S:Job", true, 20); // b was rolled back: its chance is quartered, a's is not
+    for (const pacing of [a, b]) pacing.observeCommit(); // one commit seen by both: a load under the target
+    const before = a.chance / b.chance;
+    await a.ready("S:Job");
+    await b.ready("S:Job");
+    expect(before).toBe(4);
+    // Scaling both by the same factor would keep the ratio at 4 (and with it their shares of the work).
+    expect(a.chance / b.chance).toBeLessThan(3);
+    expect(a.chance).toBeCloseTo(0.012, 5);
+  });
+
   it("starts slowly, and raises its chance of writing while the notices show a quiet catalog", async () => {
     const pacing = new CommitRatePacing(() => 0);
     expect(pacing.chance).toBe(0.01);

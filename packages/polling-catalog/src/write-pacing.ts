@@ -93,6 +93,8 @@ export function writeTable(path: string): string {
 const targetLoad = 0.12;
 /** The chance of writing in one write duration at a client's start (slow start), and after a first rollback. */
 const firstChance = 0.01;
+/** What a client adds to its chance of writing when the measured load is under the target. */
+const additiveStep = 0.002;
 /** The lowest chance of writing in one write duration: a mean wait of about 500 write durations. */
 const minChance = 0.002;
 /** The write duration assumed before this client measured one, in ms. */
@@ -111,9 +113,10 @@ const noticeGraceMs = 2_000;
  *
  * - it starts at p = 0.01 (slow start: twenty clients starting together do not all write at once);
  * - with change notices (during `blockingPoll`), before each write it measures L from the commits the notices
- *   announce over the last second (or 50 write durations) and scales p by 0.12 ÷ L, at most doubling it per
- *   write (at most ×1.25 per redraw), so that all clients together keep L near 0.12 (about one write in ten
- *   rolled back) whatever their number;
+ *   announce over the last second (or 50 write durations); above 0.12 it scales p by 0.12 ÷ L, below it adds
+ *   0.002 to p (at most doubling it per write, at most ×1.25 per redraw), so that all clients together keep L
+ *   near 0.12 (about one write in ten rolled back) whatever their number, and clients paced apart converge to
+ *   equal chances (additive increase, multiplicative decrease);
  * - a rollback quarters p (and sets it to at most 0.01);
  * - without notices (none arrived yet, or none followed one of this client's commits within 2 s), each commit
  *   raises p by 5 % and each rollback quarters it: the contention is estimated from this client's own answers.
@@ -209,8 +212,14 @@ export class CommitRatePacing {
     const windowMs = this.#trim(now);
     const spanMs = Math.max(10 * this.#duration(), Math.min(windowMs, now - this.#startMs));
     const load = (this.#commits.length / spanMs) * this.#duration();
-    const factor = load > 0 ? Math.min(maxFactor, targetLoad / load) : maxFactor;
-    this.#chance = Math.min(1, Math.max(minChance, this.#chance * factor));
+    // Above the target, every client cuts its chance by the same factor; below, every client adds the same
+    // step (bounded by the growth factor): additive increase, multiplicative decrease, so that clients that
+    // started apart converge to equal chances, hence equal shares of the work.
+    const chance =
+      load > targetLoad
+        ? this.#chance * (targetLoad / load)
+        : Math.min(this.#chance * maxFactor, this.#chance + additiveStep);
+    this.#chance = Math.min(1, Math.max(minChance, chance));
   }
 
   /** Drops the commits older than the window; returns the window, in ms. */
