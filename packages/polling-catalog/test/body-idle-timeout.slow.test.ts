@@ -84,7 +84,7 @@ describe("bodyIdleTimeoutMs", () => {
       const error = await catalogOf(stub.server, { bodyIdleTimeoutMs: 500 })
         .get("/entity/S:T")
         .catch((e: unknown) => e);
-      expect(error).toMatchObject({ name: "TimeoutError" });
+      expect(error).toMatchObject({ code: "ERR_X_POLLING_CATALOG_NETWORK", cause: { name: "TimeoutError" } });
       expect((error as Error).message).toMatch(
         / \(HTTP 200\) sent nothing for bodyIdleTimeoutMs \(500 ms\); /,
       );
