@@ -8,6 +8,8 @@
 //                                       the logic, on this runtime's V8, timers and native SQLite binding), and
 //                                       the files listed in runtimeSensitive below
 //
+// `--part fast` runs a leg's fast tier alone, `--part rest` the rest of it: CI runs the fast tiers, which need
+// no service, beside the system tests, which restart the broker (.ci/run).
 // Every step runs even when one before it failed; the exit status is the first failure's.
 import { spawn } from "node:child_process";
 import { globSync } from "node:fs";
@@ -106,11 +108,14 @@ function run(step) {
   });
 }
 
-const leg = legs[process.argv[2]];
-if (!leg) {
-  console.error(`usage: node scripts/test-leg.mjs ${Object.keys(legs).join("|")}`);
+const [name, partFlag, part] = process.argv.slice(2);
+const parts = { fast: (step) => step === fast, rest: (step) => step !== fast };
+const partOk = partFlag === undefined || (partFlag === "--part" && part in parts);
+if (!(name in legs) || !partOk) {
+  console.error(`usage: node scripts/test-leg.mjs ${Object.keys(legs).join("|")} [--part fast|rest]`);
   process.exit(64);
 }
+const leg = legs[name].filter(part === undefined ? () => true : parts[part]);
 let status = 0;
 const sum = [0, 0, 0];
 for (const step of leg) {

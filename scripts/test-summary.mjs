@@ -6,7 +6,8 @@ import { readFileSync, rmSync } from "node:fs";
 import { relative, resolve } from "node:path";
 
 // Absolute: vitest resolves a relative path against the configuration's root, which a `--config` may move.
-const output = resolve(".vitest-results.json");
+// One file per run, so that runs side by side (.ci/run's fast tiers beside the system tests) keep their own.
+const output = resolve(`.vitest-results-${process.pid}.json`);
 rmSync(output, { force: true });
 const run = spawnSync(
   "pnpm",
@@ -47,6 +48,7 @@ try {
 } catch {
   failed = 1;
 }
+rmSync(output, { force: true });
 const code = run.status ?? 1;
 if (code !== 0 && failed === 0) failed = 1;
 for (const line of failures) console.log(line);
