@@ -8,8 +8,13 @@ import { ExecutionTimeout } from "./errors.js";
 import { type InterruptEvent, timeGuard, type WarningEvent } from "./guard.js";
 
 /** A fast guard for tests: 100 ms limit, 100 ms between levels, checked every 10 ms. */
+/**
+ * A guard with a short timeout. Its grace period is long unless a test sets one: a task that reacts to
+ * level 0 must not meet level 2 because a loaded machine stalled the event loop past `timeout + 2·grace`
+ * (levels fall due from the start, not from the level before; spec).
+ */
 function fastGuard(extra: Parameters<typeof timeGuard>[0] = {}) {
-  const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 100, checkIntervalMs: 10, ...extra });
+  const guard = timeGuard({ timeoutMs: 100, gracePeriodMs: 2_000, checkIntervalMs: 10, ...extra });
   const events: { at: number; event: InterruptEvent<ExecutionTimeout> }[] = [];
   const warnings: WarningEvent<ExecutionTimeout>[] = [];
   const started = performance.now();
@@ -76,7 +81,7 @@ describe("TimeGuard.run", () => {
   });
 
   it("escalates through levels 0, 1, 2 at timeout + n·grace, then sends nothing more", async () => {
-    const { guard, events, warnings } = fastGuard({ waitForTask: true });
+    const { guard, events, warnings } = fastGuard({ gracePeriodMs: 100, waitForTask: true });
     const result = guard.run(async ({ signal }) => {
       await once(signal, "abort");
       await delay(450); // ignore the interrupt: the ladder goes on
@@ -101,7 +106,7 @@ describe("TimeGuard.run", () => {
   });
 
   it("rejects at level 2 with its error when the task ignores its signal, and leaves the task running", async () => {
-    const { guard, events, warnings } = fastGuard();
+    const { guard, events, warnings } = fastGuard({ gracePeriodMs: 100 });
     const task = gate();
     let finished = false;
     const result = guard.run(async () => {
