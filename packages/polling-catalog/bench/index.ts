@@ -28,12 +28,16 @@ const completeBatch = process.argv.includes("--complete-batch");
 /** `--agents <n>`: the spread figures run with `n` agents only (default 5, then 20). */
 const agentsFlag = process.argv.indexOf("--agents");
 /**
- * `--pacing`: the agents pace their writes (`writePacing: true`); `--commit-rate`: `writePacing: "commit-rate"`;
- * by default they do not, as the library.
+ * The agents' `writePacing`: the library's default (`"turns"`) unless `--unpaced` (`false`), `--pacing` (`true`)
+ * or `--commit-rate` (`"commit-rate"`).
  */
 const writePacing = process.argv.includes("--commit-rate")
   ? ("commit-rate" as const)
-  : process.argv.includes("--pacing");
+  : process.argv.includes("--pacing")
+    ? true
+    : process.argv.includes("--unpaced")
+      ? false
+      : ("turns" as const);
 const agentCounts = agentsFlag === -1 ? [5, 20] : [Number(process.argv[agentsFlag + 1])];
 /** `--rows <n>`: the spread figures claim `n` queued rows (default 1 000). */
 const rowsFlag = process.argv.indexOf("--rows");

@@ -54,17 +54,18 @@ export interface ErmrestCatalogOptions {
    */
   maxTransactionRetryMs?: number;
   /**
-   * Pace this client's writes to each table after ERMrest rolled one back (`503 Transaction aborted.`), in the
-   * spirit of TCP's congestion control: the next writes to that table wait a jittered gap that grows fourfold
-   * at each further rollback and shrinks by 15 % at each commit, down to none, so agents sharing a table offer
-   * fewer overlapping writes and fewer of them are rolled back, at the price of throughput. Reads are never
-   * paced. `false` sends every write at once. `"commit-rate"` paces every write instead, on the catalog's
-   * commit rate read from the change notices `blockingPoll` receives (on this client's own rollbacks without
-   * them), from a slow start, so that all clients together keep about one write in ten rolled back whatever
-   * their number; it costs more wall time than `true` (see the README). Default `false`: pacing costs wall
-   * time.
+   * How this client spaces its writes to a table, on which ERMrest rolls back (`503 Transaction aborted.`) every
+   * write that overlaps another write's commit, whatever rows they touch. Reads are never paced.
+   * - `"turns"` (default): while a `blockingPoll` of this catalog is bound to the change-notice broker, the
+   *   writes of every client doing the same take turns per table, one at a time in the order they asked,
+   *   handed round by a queue on that broker (see the README's *Write pacing*); otherwise as `false`.
+   * - `false`: every write goes at once.
+   * - `true`: after a rollback, this client's next writes to that table wait a jittered gap that grows
+   *   fourfold at each further rollback and shrinks by 15 % at each commit, down to none.
+   * - `"commit-rate"`: every write waits a random draw set by the catalog's commit rate read from the change
+   *   notices, from a slow start, so that clients together keep about one write in ten rolled back; slow.
    */
-  writePacing?: boolean | "commit-rate";
+  writePacing?: boolean | "commit-rate" | "turns";
   /** A pino-shaped logger. Default silent. */
   logger?: Logger;
   /** The `fetch` to call, once per attempt. Default the global `fetch`. */
@@ -118,8 +119,10 @@ const catalogOptionsSchema: v.Schema<ParsedCatalogOptions> = v
     bodyIdleTimeoutMs: positiveMs.default(30_000),
     maxTransactionRetryMs: durationMs.default(300_000),
     writePacing: v
-      .union([v.boolean(), v.literal("commit-rate")], { error: 'a boolean or "commit-rate"' })
-      .default(false),
+      .union([v.boolean(), v.literal("commit-rate"), v.literal("turns")], {
+        error: 'a boolean, "commit-rate" or "turns"',
+      })
+      .default("turns"),
     logger: loggerOption,
     fetch: v.custom<FetchFunction>(isFunction, { error: "a function" }).optional(),
   })

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { basename } from "node:path";
@@ -26,6 +27,10 @@ import {
   retryDelayMs,
 } from "./retry.js";
 import { CommitRatePacing, WritePacing, writeTable } from "./write-pacing.js";
+import { type EndTurn, turnQueueName, type WriteTurns } from "./write-turns.js";
+
+/** The turn queue whose turn the current async context holds (see {@link ErmrestCatalog.withWriteTurn}). */
+const heldTurn = new AsyncLocalStorage<string>();
 
 /** Request headers: a record, a `Headers`, or name-value pairs. */
 export type HeadersInput = Record<string, string> | Headers | Array<[string, string]>;
@@ -131,11 +136,21 @@ export class ErmrestCatalog<
   readonly #fetch: FetchFunction;
   readonly #cache: Lru<string, Sent> | undefined;
   readonly #baseHeaders: Headers;
-  readonly #pacing: WritePacing | CommitRatePacing;
+  /** The pacing of `writePacing: true` or `"commit-rate"`. */
+  readonly #pacing: WritePacing | CommitRatePacing | undefined;
   readonly #commitRate: CommitRatePacing | undefined;
+  /**
+   * Where writes take turns with `writePacing: "turns"`: the live change-notice subscription's, set by a
+   * `blockingPoll` while it is bound; without one, writes go at once.
+   */
+  protected writeTurns: WriteTurns | undefined;
+
+  /** Change notices received so far (commits of the catalog seen through its notices). */
+  protected noticesSeen = 0;
 
   /** Tells the write pacing that the catalog committed a write (a change notice arrived). */
   protected observeCommit(): void {
+    this.noticesSeen++;
     this.#commitRate?.observeCommit();
   }
 
@@ -148,7 +163,7 @@ export class ErmrestCatalog<
     const { credentials, ...parsed } = parseCatalogOptions(options);
     this.options = parsed;
     this.#commitRate = parsed.writePacing === "commit-rate" ? new CommitRatePacing() : undefined;
-    this.#pacing = this.#commitRate ?? new WritePacing();
+    this.#pacing = this.#commitRate ?? (parsed.writePacing === true ? new WritePacing() : undefined);
     this.#secrets = secretsOf(credentials);
     this.#credentialNames = (["cookie", "bearerToken"] as const).filter(
       (name) => credentials[name] !== undefined,
@@ -302,7 +317,7 @@ export class ErmrestCatalog<
       jitter: "full",
     });
     const rolledBackUntil = performance.now() + this.options.maxTransactionRetryMs;
-    // Writes to one table are paced after a rollback (see WritePacing); reads never are.
+    // Writes to one table are paced (see writePacing); reads never are.
     const table =
       spec.method !== "GET" && this.options.writePacing !== false ? writeTable(spec.path) : undefined;
     // Waits end with the request's signal, and with the blockingPoll's while its lookForWork runs; so does a
@@ -314,9 +329,13 @@ export class ErmrestCatalog<
       let sent: Sent;
       let startedMs = 0;
       try {
-        if (table !== undefined) await this.#pacing.ready(table, waitsSignal);
-        startedMs = performance.now();
-        sent = await this.#attempt(url, init, attemptSignal);
+        const endTurn = table === undefined ? undefined : await this.#ready(table, waitsSignal);
+        try {
+          startedMs = performance.now();
+          sent = await this.#attempt(url, init, attemptSignal);
+        } finally {
+          endTurn?.();
+        }
       } catch (error) {
         // Our own errors (a body over maxResponseBytes) are answers, not network failures: not retried.
         if (attemptSignal?.aborted || XError.is(error)) throw error;
@@ -332,7 +351,7 @@ export class ErmrestCatalog<
       const { response } = sent;
       const retryAfter = response.headers.get("retry-after");
       const aborted = isTransactionAborted(response);
-      if (table !== undefined) this.#pacing.settle(table, aborted, performance.now() - startedMs);
+      if (table !== undefined) this.#pacing?.settle(table, aborted, performance.now() - startedMs);
       if (aborted) {
         const leftMs = rolledBackUntil - performance.now();
         if (leftMs > 0) {
@@ -365,6 +384,44 @@ export class ErmrestCatalog<
     return masked === body
       ? response
       : new CatalogResponse(response.status, response.headers, response.url, masked, response.method);
+  }
+
+  /**
+   * Runs `fn` holding this client's write turn for the table of `path` (`writePacing: "turns"` while a
+   * `blockingPoll` is bound to the notice broker), so that what `fn` reads is still current when it writes: its
+   * writes to that table take no further turn. Without turns, runs `fn` at once.
+   *
+   * @param path - a write path of the table, e.g. `/attributegroup/S:Job/RID;state`
+   * @param signal - aborting it gives up the wait for the turn
+   * @param fn - called with whether it holds a turn
+   */
+  protected async withWriteTurn<T>(
+    path: string,
+    signal: AbortSignal | undefined,
+    fn: (held: boolean) => Promise<T>,
+  ): Promise<T> {
+    const turns = this.options.writePacing === "turns" ? this.writeTurns : undefined;
+    if (turns === undefined) return fn(false);
+    const queue = turnQueueName(this.url, writeTable(path));
+    const endTurn = await turns.take(queue, waitSignal(signal));
+    if (endTurn === undefined) return fn(false);
+    try {
+      return await heldTurn.run(queue, () => fn(true));
+    } finally {
+      endTurn();
+    }
+  }
+
+  /** Waits until a write to `table` may start; resolves with the end of its turn when it took one. */
+  async #ready(table: string, signal: AbortSignal | undefined): Promise<EndTurn | undefined> {
+    if (this.#pacing !== undefined) {
+      await this.#pacing.ready(table, signal);
+      return undefined;
+    }
+    const queue = turnQueueName(this.url, table);
+    // a write inside withWriteTurn already holds the table's turn
+    if (heldTurn.getStore() === queue) return undefined;
+    return this.writeTurns?.take(queue, signal);
   }
 
   async #attempt(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Sent> {

@@ -2,6 +2,7 @@ import type { Logger } from "@x/core";
 import { redactUrl, urlAt } from "@x/core/internal";
 import type { Channel, ChannelModel } from "amqplib";
 import { closeConnection } from "./close-connection.js";
+import { WriteTurns } from "./write-turns.js";
 
 /** amqplib, loaded on the first bind: importing it at startup would cost the package's import time (#31). */
 let amqplib: Promise<typeof import("amqplib")> | undefined;
@@ -42,15 +43,18 @@ export class NoticeSubscription {
   readonly index: number;
   /** That address, its password shown as `***`. */
   readonly url: string;
+  /** Turns to write, handed round on this subscription's connection (`writePacing: "turns"`); end with it. */
+  readonly turns: WriteTurns;
   #closed = false;
   /** Whether the bind completed: losses before that fail the bind instead of being reported. */
   #ready = false;
   #earlyLoss: Error | undefined;
 
-  private constructor(connection: ChannelModel, index: number, url: string) {
+  private constructor(connection: ChannelModel, index: number, url: string, logger: Logger) {
     this.#connection = connection;
     this.index = index;
     this.url = url;
+    this.turns = new WriteTurns(connection, logger);
   }
 
   /**
@@ -94,7 +98,7 @@ export class NoticeSubscription {
     logger: Logger,
   ): Promise<NoticeSubscription> {
     const connection = await connectWithin(url, connectTimeoutMs);
-    const subscription = new NoticeSubscription(connection, index, redactUrl(url));
+    const subscription = new NoticeSubscription(connection, index, redactUrl(url), logger);
     const lose = (error: Error) => subscription.#lose(error, handlers);
     connection.on("error", lose);
     connection.on("close", (error?: Error) => lose(error ?? new Error("AMQP connection closed")));
@@ -116,12 +120,14 @@ export class NoticeSubscription {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.turns.close();
     await closeConnection(this.#connection);
   }
 
   #lose(error: Error, handlers: NoticeHandlers): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.turns.close();
     void closeConnection(this.#connection);
     if (this.#ready) handlers.onLoss(error);
     else this.#earlyLoss = error;
@@ -159,7 +165,8 @@ async function connectWithin(url: string, timeoutMs: number): Promise<ChannelMod
       late = true;
       reject(new Error(`AMQP connection attempt took longer than ${timeoutMs} ms`));
     }, timeoutMs);
-    connect(url, { timeout: timeoutMs }).then(
+    // noDelay: a write turn is handed on in small frames, which Nagle's algorithm would hold for 40 ms
+    connect(url, { timeout: timeoutMs, noDelay: true }).then(
       (connection) => {
         clearTimeout(timer);
         if (late) {

@@ -36,7 +36,7 @@ describe("catalog options", () => {
       maxCacheBytes?: number;
       bodyIdleTimeoutMs?: number;
       maxTransactionRetryMs?: number;
-      writePacing?: boolean | "commit-rate";
+      writePacing?: boolean | "commit-rate" | "turns";
       logger?: Logger;
       fetch?: FetchFunction;
     }>();

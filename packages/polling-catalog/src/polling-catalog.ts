@@ -247,30 +247,66 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       );
     }
     for (let round = 1; ; round++) {
-      const found = await this.#plan(queryPath, transform, idleEtag, signal);
-      if (!found.plan) return { idleEtag: found.etag, batch: [] };
-      if (!spread || keys === undefined)
-        return this.#claimAll(queryPath, updatePath, found.plan, found.before, signal);
-      // A first claim that takes every candidate is guarded by the read's ETag: agents woken by one insert all
-      // want the same few rows, and a loser's 412 commits nothing, so it wakes no agent (an unguarded claim
-      // matching nothing is a committed write, and a notice). With more candidates than one claim takes, the
-      // random picks rarely all lose, and a guard would fail on any write anywhere in the catalog.
-      const guard = round === 1 && found.plan.length <= claimRows ? found.before : undefined;
-      const batch = await this.#claimSome(queryPath, updatePath, found.plan, {
-        claimRows,
-        keys,
-        guard,
-        signal,
+      const noticesBefore = this.noticesSeen;
+      const seen = await this.#plan(queryPath, transform, idleEtag, signal);
+      if (!seen.plan) return { idleEtag: seen.etag, batch: [] };
+      // There is work: once this client's write turn has come (see writePacing "turns"), read again if the
+      // catalog changed meanwhile, so that the claim is made on rows nobody took while it waited.
+      const claimed = await this.withWriteTurn(updatePath, signal, async (held) => {
+        const changed = held && this.noticesSeen !== noticesBefore;
+        const found = changed ? await this.#plan(queryPath, transform, null, signal) : seen;
+        if (!found.plan) return { idleEtag: found.etag, batch: [] };
+        const { plan, before } = found;
+        return this.#claim(
+          queryPath,
+          updatePath,
+          { plan, before },
+          { spread, keys, claimRows, round, signal },
+        );
       });
-      if (batch.length > 0 || round >= maxSpreadRounds) {
-        if (batch.length === 0)
-          this.logger.info(
-            { queryPath, updatePath, rounds: round },
-            "Every candidate tried was taken by another agent (or the update path matches none of them).",
-          );
-        return { idleEtag: null, batch };
-      }
+      if (claimed !== undefined) return claimed;
     }
+  }
+
+  /**
+   * Claims from `found`'s plan: all of it with one guarded PUT, or (`spread`) some of it; `undefined` when a
+   * spread round claimed nothing and another round may.
+   */
+  async #claim(
+    queryPath: string,
+    updatePath: string,
+    found: { plan: Array<[Row, Row]>; before: CatalogResponse },
+    options: {
+      spread: boolean;
+      keys: string[] | undefined;
+      claimRows: number;
+      round: number;
+      signal: AbortSignal | undefined;
+    },
+  ): Promise<StateChange | undefined> {
+    const { spread, keys, claimRows, round, signal } = options;
+    if (!spread || keys === undefined)
+      return this.#claimAll(queryPath, updatePath, found.plan, found.before, signal);
+    // A first claim that takes every candidate is guarded by the read's ETag: agents woken by one insert all
+    // want the same few rows, and a loser's 412 commits nothing, so it wakes no agent (an unguarded claim
+    // matching nothing is a committed write, and a notice). With more candidates than one claim takes, the
+    // random picks rarely all lose, and a guard would fail on any write anywhere in the catalog.
+    const guard = round === 1 && found.plan.length <= claimRows ? found.before : undefined;
+    const batch = await this.#claimSome(queryPath, updatePath, found.plan, {
+      claimRows,
+      keys,
+      guard,
+      signal,
+    });
+    if (batch.length > 0 || round >= maxSpreadRounds) {
+      if (batch.length === 0)
+        this.logger.info(
+          { queryPath, updatePath, rounds: round },
+          "Every candidate tried was taken by another agent (or the update path matches none of them).",
+        );
+      return { idleEtag: null, batch };
+    }
+    return undefined;
   }
 
   /** GET the candidates and transform them: a plan, or no plan and the ETag to report as idle. */
@@ -411,7 +447,11 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
                     handlers.onNotice();
                   },
                 },
-              ),
+              ).then((subscription) => {
+                // writes take turns on the newest live subscription (see writePacing)
+                this.writeTurns = subscription.turns;
+                return subscription;
+              }),
       addresses: this.#amqpUrls.length,
       onWake: (event) => this.emit("wake", event),
       onAmqp: (event) => this.emit("amqp", event),

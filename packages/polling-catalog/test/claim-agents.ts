@@ -30,7 +30,7 @@ export interface ClaimAgentsOptions {
    */
   complete?: "row" | "batch";
   /** Every agent's `writePacing`. Default the library's. */
-  writePacing?: boolean | "commit-rate";
+  writePacing?: boolean | "commit-rate" | "turns";
   /** Every agent's `noticeExchange`. Default the library's. */
   noticeExchange?: string;
 }

@@ -17,7 +17,7 @@ export interface LeaseAgentsOptions {
   leaseMs: number;
   pollingMs: number;
   /** Every agent's `writePacing`. Default the library's. */
-  writePacing?: boolean | "commit-rate";
+  writePacing?: boolean | "commit-rate" | "turns";
   /** The logger of every agent. Default silent. */
   logger?: Logger;
   /** `blockingPoll`'s `maxRetryDelayMs`. Default its own. */
