@@ -145,12 +145,18 @@ export class ErmrestCatalog<
    */
   protected writeTurns: WriteTurns | undefined;
 
-  /** Change notices received so far (commits of the catalog seen through its notices). */
-  protected noticesSeen = 0;
+  #noticesSeen = 0;
+  #ownCommits = 0;
+  /**
+   * Commits of other clients seen through the change notices: the notices beyond this client's own commits,
+   * never decreasing (a notice of this client's write may come before or after its answer).
+   */
+  protected othersCommits = 0;
 
   /** Tells the write pacing that the catalog committed a write (a change notice arrived). */
   protected observeCommit(): void {
-    this.noticesSeen++;
+    this.#noticesSeen++;
+    this.othersCommits = Math.max(this.othersCommits, this.#noticesSeen - this.#ownCommits);
     this.#commitRate?.observeCommit();
   }
 
@@ -351,6 +357,7 @@ export class ErmrestCatalog<
       const { response } = sent;
       const retryAfter = response.headers.get("retry-after");
       const aborted = isTransactionAborted(response);
+      if (spec.method !== "GET" && response.status < 300) this.#ownCommits++;
       if (table !== undefined) this.#pacing?.settle(table, aborted, performance.now() - startedMs);
       if (aborted) {
         const leftMs = rolledBackUntil - performance.now();

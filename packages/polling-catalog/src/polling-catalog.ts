@@ -247,13 +247,13 @@ export class PollingErmrestCatalog extends ErmrestCatalog<PollingCatalogEvents> 
       );
     }
     for (let round = 1; ; round++) {
-      const noticesBefore = this.noticesSeen;
+      const othersBefore = this.othersCommits;
       const seen = await this.#plan(queryPath, transform, idleEtag, signal);
       if (!seen.plan) return { idleEtag: seen.etag, batch: [] };
-      // There is work: once this client's write turn has come (see writePacing "turns"), read again if the
-      // catalog changed meanwhile, so that the claim is made on rows nobody took while it waited.
+      // There is work: once this client's write turn has come (see writePacing "turns"), read again if another
+      // client committed meanwhile, so that the claim is made on rows nobody took while it waited.
       const claimed = await this.withWriteTurn(updatePath, signal, async (held) => {
-        const changed = held && this.noticesSeen !== noticesBefore;
+        const changed = held && this.othersCommits !== othersBefore;
         const found = changed ? await this.#plan(queryPath, transform, null, signal) : seen;
         if (!found.plan) return { idleEtag: found.etag, batch: [] };
         const { plan, before } = found;
