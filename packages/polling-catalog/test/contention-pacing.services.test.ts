@@ -69,7 +69,8 @@ async function swarm(writePacing: boolean | "commit-rate" | undefined): Promise<
   expect(run.ended.filter((end) => end.error !== undefined)).toEqual([]);
   expect(requests.length / 1_000).toBeLessThanOrEqual(3);
   const perAgent = new Map<number, number>();
-  for (const [{ agent }] of run.claims.values()) perAgent.set(agent, (perAgent.get(agent) ?? 0) + 1);
+  for (const [first] of run.claims.values())
+    if (first) perAgent.set(first.agent, (perAgent.get(first.agent) ?? 0) + 1);
   return {
     rolledBack: claims.filter((r) => r.status === 503).length / claims.length,
     wallMs,
