@@ -3,6 +3,7 @@
  * line, optional peers, worker threads, a read-only HTTP listener). It follows semver like the rest of `@x/core`, but it is shaped for
  * the toolkit's own packages, not for applications.
  */
+export { amqpRefusal } from "./amqp-refusal.js";
 export { brokerUrls, redactUrls, splitUrls, urlAt, urlList } from "./broker-urls.js";
 export {
   type CliProgram,

@@ -1,3 +1,5 @@
+import { amqpRefusal } from "@x/core/internal";
+
 /**
  * What a failed connection attempt means for whoever makes it:
  * - `config`: the broker answered and refused (a login refused, a virtual host that does not exist or that the
@@ -17,9 +19,6 @@ export interface ConnectFailure {
 /** Error codes of the system for an address where nothing answers (refused, no such host). */
 const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_NONAME", "EAI_FAIL"]);
 
-/** amqplib's words when the broker closes the connection instead of opening the virtual host (530 NOT_ALLOWED). */
-const VHOST_REFUSED = /^Expected ConnectionOpenOk; got <ConnectionClose|NOT[-_]ALLOWED/;
-
 /**
  * Classifies an error of `amqplib.connect` for the URL it was trying (used to name the virtual host, whose
  * refusal amqplib reports without the broker's text).
@@ -28,21 +27,9 @@ export function classifyConnectFailure(error: unknown, url: string): ConnectFail
   const { message, code } = error as { message?: unknown; code?: unknown };
   const text = typeof message === "string" ? message : String(error);
   if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return { kind: "unavailable", reason: text };
-  const handshake = /^Handshake terminated by server: (.*)$/s.exec(text);
-  if (handshake) return { kind: "config", reason: `the broker refused the login: ${handshake[1]}` };
-  if (VHOST_REFUSED.test(text))
-    return {
-      kind: "config",
-      reason: `the broker refused virtual host ${JSON.stringify(virtualHost(url))} (530 NOT_ALLOWED: it does not exist, or the user may not open it)`,
-    };
-  if (/^SASL mechanism/.test(text)) return { kind: "config", reason: text };
+  const refusal = amqpRefusal(text, url);
+  if (refusal !== undefined) return { kind: "config", reason: refusal };
   if (typeof code === "string" && /CERT|ERR_TLS_CERT|SELF_SIGNED/.test(code))
     return { kind: "config", reason: `TLS: ${text}` };
   return { kind: "transient", reason: text };
-}
-
-/** The virtual host a broker URL names: its path without the leading `/`, decoded; `/` when it has none. */
-function virtualHost(url: string): string {
-  const path = URL.canParse(url) ? new URL(url).pathname : "";
-  return path.length > 1 ? decodeURIComponent(path.slice(1)) : "/";
 }

@@ -1,4 +1,4 @@
-import { systemFailureKind } from "@x/core/internal";
+import { amqpRefusal, systemFailureKind } from "@x/core/internal";
 
 /**
  * What a failed read means before the stream ever reached its broker:
@@ -14,16 +14,11 @@ export interface ConnectFailure {
   reason: string;
 }
 
-/** The words of a refused login: Redis (`WRONGPASS`, `NOAUTH`), NATS (`Authorization Violation`), amqplib. */
+/** The words of a refused login: Redis (`WRONGPASS`, `NOAUTH`), NATS (`Authorization Violation`). */
 const REFUSED_LOGIN = [
   /^(WRONGPASS|NOAUTH)\b/,
   /^(Authorization Violation|Authentication Expired|User Authentication Revoked)/i,
-  /^Handshake terminated by server: /,
-  /^SASL mechanism/,
 ];
-
-/** amqplib's words when the broker closes the connection instead of opening the virtual host (530 NOT_ALLOWED). */
-const VHOST_REFUSED = /^Expected ConnectionOpenOk; got <ConnectionClose|NOT[-_]ALLOWED/;
 
 /** Classifies an error of a broker client (node-redis, nats.js, amqplib) met while reading a stream. */
 export function classifyConnectFailure(error: unknown): ConnectFailure {
@@ -31,11 +26,8 @@ export function classifyConnectFailure(error: unknown): ConnectFailure {
   const reason = typeof message === "string" ? message : String(error);
   if (REFUSED_LOGIN.some((words) => words.test(reason)) || (error as Error)?.name === "AuthorizationError")
     return { kind: "refused", reason: `the broker refused the login: ${reason}` };
-  if (VHOST_REFUSED.test(reason))
-    return {
-      kind: "refused",
-      reason: `the broker refused the virtual host (530 NOT_ALLOWED: it does not exist, or the user may not open it): ${reason}`,
-    };
+  const refusal = amqpRefusal(reason);
+  if (refusal !== undefined) return { kind: "refused", reason: refusal };
   if (systemFailureKind(error) === "unavailable") return { kind: "unavailable", reason: causeText(error) };
   return { kind: "transient", reason };
 }
