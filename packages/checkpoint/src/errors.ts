@@ -18,12 +18,17 @@ export const ErrorCode = {
   ASYNC_CACHE: "ERR_X_CHECKPOINT_ASYNC_CACHE",
   /** The cache holds a value this package cannot read; the message names the key. */
   CORRUPT: "ERR_X_CHECKPOINT_CORRUPT",
-  /** `MemoryCache` or `SqliteCache` was asked to store a value that cannot be stored. */
+  /** `MemoryCache`, `SqliteCache` or `RedisCache` was asked to store a value that cannot be stored. */
   CACHE_VALUE: "ERR_X_CHECKPOINT_CACHE_VALUE",
   /** A `SqliteCache` was used after `close()`. */
   CACHE_CLOSED: "ERR_X_CHECKPOINT_CACHE_CLOSED",
   /** A `SqliteCache` path cannot be opened as a database (the driver's error is the `cause`). */
   CACHE_OPEN: "ERR_X_CHECKPOINT_CACHE_OPEN",
+  /**
+   * A `RedisCache` command failed: the client is closed, or Redis answered with an error (a refused login, a
+   * server out of memory or read-only). The message names the command and the key; the client's error is the `cause`.
+   */
+  CACHE_IO: "ERR_X_CHECKPOINT_CACHE_IO",
   /** `better-sqlite3`, needed by `SqliteCache`, is not installed or does not load. */
   SQLITE_UNAVAILABLE: "ERR_X_CHECKPOINT_SQLITE_UNAVAILABLE",
   /** An engine adapter cannot read its stream: it does not exist, is not a stream (a classic queue), or access is refused. */

@@ -1,6 +1,7 @@
 /**
- * `@x/checkpoint/redis`: a Redis stream as the pausable, seekable dependent of a `Checkpoint`, through a
- * node-redis client that you create and pass in (`redis` is an optional peer dependency).
+ * `@x/checkpoint/redis`: a Redis stream as the pausable, seekable dependent of a `Checkpoint`, and a cache in
+ * Redis that several processes share, both through node-redis clients that you create and pass in (`redis`
+ * is an optional peer dependency).
  */
 export type { BrokerStream } from "./engines/broker-stream.js";
 export {
@@ -11,3 +12,4 @@ export {
   redisStream,
 } from "./engines/redis-stream.js";
 export type { StreamOptions } from "./engines/stream-options.js";
+export { RedisCache, type RedisCacheOptions } from "./redis-cache.js";

@@ -1,9 +1,9 @@
-import { deserialize, serialize } from "node:v8";
 import type { SyncCache } from "@x/core";
 import { optionError } from "@x/core/internal";
 import type { Database, Statement } from "better-sqlite3";
 import { CheckpointError, ErrorCode } from "./errors.js";
 import { loadSqlite } from "./load-sqlite.js";
+import { corruptValue, deserializeValue, serializeValue } from "./stored-value.js";
 
 interface Statements {
   get: Statement<[string], Buffer | unknown>;
@@ -84,12 +84,8 @@ export class SqliteCache implements SyncCache {
     const stored = this.#statements.get.get(key);
     if (stored === undefined) return undefined;
     if (!Buffer.isBuffer(stored))
-      throw corrupt(key, new TypeError(`the stored value is a ${typeof stored}, not a blob`));
-    try {
-      return deserialize(stored);
-    } catch (cause) {
-      throw corrupt(key, cause);
-    }
+      throw corruptValue(key, new TypeError(`the stored value is a ${typeof stored}, not a blob`));
+    return deserializeValue(key, stored);
   }
 
   /**
@@ -99,18 +95,7 @@ export class SqliteCache implements SyncCache {
    */
   set(key: string, value: unknown): void {
     this.#open();
-    let bytes: Buffer;
-    try {
-      bytes = serialize(value);
-    } catch (cause) {
-      throw new CheckpointError(
-        ErrorCode.CACHE_VALUE,
-        `cannot store the value of key ${JSON.stringify(key)}: it cannot be serialised ` +
-          "(functions, symbols and objects holding them cannot be stored)",
-        { cause },
-      );
-    }
-    this.#statements.set.run(key, bytes);
+    this.#statements.set.run(key, serializeValue(key, value));
   }
 
   /** Whether `key` holds a value (`undefined` and `null` included). */
@@ -145,13 +130,4 @@ export class SqliteCache implements SyncCache {
       );
     }
   }
-}
-
-function corrupt(key: string, cause: unknown): CheckpointError {
-  return new CheckpointError(
-    ErrorCode.CORRUPT,
-    `cannot read key ${JSON.stringify(key)} from the cache: its value is corrupted or was written by ` +
-      "something else than @x/checkpoint",
-    { cause },
-  );
 }
