@@ -4,8 +4,10 @@
  * is an optional peer dependency).
  */
 export type { BrokerStream } from "./engines/broker-stream.js";
+export { idAt } from "./engines/redis-ids.js";
 export {
   type RedisCommandClient,
+  type RedisGroupOptions,
   type RedisStreamOptions,
   type RedisStreamRecord,
   type RedisStreamStart,

@@ -15,8 +15,29 @@ export interface BrokerSession<R> {
   readonly delivered: number;
   /** The next records the broker delivered, in order; empty when none came within the adapter's poll time. Rejects when the connection fails. */
   read(): Promise<readonly R[]>;
-  /** Stops the broker's delivery to this session: once it resolves, nothing more is delivered to it. Awaits a read in flight. */
-  close(): Promise<void>;
+  /**
+   * Stops the broker's delivery to this session: once it resolves, nothing more is delivered to it. Awaits a
+   * read in flight.
+   *
+   * @param handedOut - how many records of the last batch were handed out (a group member acknowledges them;
+   *   the others are delivered again); all of them when omitted
+   */
+  close(handedOut?: number): Promise<void>;
+}
+
+/**
+ * What acts on every member of a consumer group, for an engine that reads as one member: a pause, a seek
+ * and a resume of one member are the group's, and a member paused by another does not read.
+ */
+export interface GroupControl<P> {
+  /** Pauses every member: each stops reading before its next read. */
+  pause(): Promise<void>;
+  /** Lets every member read again. */
+  resume(): Promise<void>;
+  /** Moves the group back so that the record at `position` is delivered again (to some member). */
+  seek(position: P): Promise<void>;
+  /** Whether a member paused the group; checked before each read. */
+  isPaused(): Promise<boolean>;
 }
 
 /** What an adapter gives {@link brokerStream}: how to open a session and where a record is. */
@@ -31,7 +52,12 @@ export interface BrokerEngine<R, P> {
   close?(): Promise<void>;
   /** Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for a value that is no position of this engine. */
   checkPosition(position: unknown): asserts position is P;
+  /** The consumer group this engine reads as a member of; none when it reads the whole stream. */
+  readonly group?: GroupControl<P> | undefined;
 }
+
+/** How often a member that another member paused looks whether the group may read again, in ms. */
+const GROUP_PAUSE_POLL_MS = 200;
 
 /**
  * The dependent of a `Checkpoint` on a real broker: an async iterator over a broker stream whose `pause()`
@@ -56,11 +82,11 @@ export interface BrokerStream<R, P> extends AsyncIterableIterator<R, undefined, 
   return(value?: unknown): Promise<IteratorResult<R, undefined>>;
   /** The stream itself. */
   [Symbol.asyncIterator](): BrokerStream<R, P>;
-  /** Stops the broker's delivery; resolves once it has stopped. Idempotent. */
+  /** Stops the broker's delivery (a group member's: every member's); resolves once it has stopped. Idempotent. */
   pause(): Promise<void>;
-  /** Lets `next()` read from the broker again. Idempotent. */
+  /** Lets `next()` read from the broker again (a group member: lets every member read). Idempotent. */
   resume(): void;
-  /** Whether the stream is paused; false at first. */
+  /** Whether the stream is paused (a group member: by itself or by another member); false at first. */
   readonly paused: boolean;
   /**
    * Moves the stream so that the next record handed out is the one at `position` (or the first one after it,
@@ -109,6 +135,10 @@ class Stream<R, P> implements BrokerStream<R, P> {
   #buffer: readonly R[] = [];
   #next = 0;
   #paused = false;
+  /** A group member: another member paused the group (seen before the last read). */
+  #pausedByGroup = false;
+  /** A group member: its `resume()` has not cleared the group's pause yet (it failed): tried before each read. */
+  #resumeOwed = false;
   /** Set by the first `close()`: what it awaits. */
   #closed: Promise<void> | undefined;
   /** Bumped by every pause, seek and close: a read that started before is discarded. */
@@ -134,7 +164,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
   }
 
   get paused(): boolean {
-    return this.#paused;
+    return this.#paused || this.#pausedByGroup;
   }
 
   get position(): P | undefined {
@@ -176,17 +206,32 @@ class Stream<R, P> implements BrokerStream<R, P> {
 
   async pause(): Promise<void> {
     this.#paused = true;
+    this.#resumeOwed = false;
+    const group = this.#engine.group;
+    if (group)
+      await group
+        .pause()
+        .catch((error: unknown) =>
+          this.#logger.warn(
+            { stream: this.#engine.describe, error },
+            "pausing the group failed: this member pauses alone",
+          ),
+        );
     await this.#interrupt();
   }
 
   resume(): void {
     this.#paused = false;
+    // a group's pause is cleared before this member's next read (see #pull), retried until it is
+    if (this.#engine.group) this.#resumeOwed = true;
     this.#wake();
   }
 
   async seek(position: P): Promise<void> {
     this.#engine.checkPosition(position);
-    this.#start = { at: position };
+    const group = this.#engine.group;
+    if (group) await group.seek(position);
+    else this.#start = { at: position };
     this.#position = undefined;
     await this.#interrupt();
   }
@@ -226,6 +271,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
         const session = await this.#session;
         this.#reached = true;
         this.#opened ??= session;
+        if (this.#engine.group && (await this.#heldByGroup(this.#engine.group))) continue;
         const batch = await session.read();
         if (generation !== this.#generation) continue;
         this.#backoff.reset();
@@ -235,6 +281,27 @@ class Stream<R, P> implements BrokerStream<R, P> {
         if (generation === this.#generation) await this.#readFailed(error);
       }
     }
+  }
+
+  /**
+   * A group member, before each read: clears the group's pause its `resume()` owes, then, when another member
+   * paused the group, stops reading until the pause is cleared. Resolves `true` when it waited.
+   */
+  async #heldByGroup(group: GroupControl<P>): Promise<boolean> {
+    if (this.#resumeOwed) {
+      await group.resume();
+      this.#resumeOwed = false;
+    }
+    if (!(await group.isPaused())) {
+      this.#pausedByGroup = false;
+      return false;
+    }
+    if (!this.#pausedByGroup)
+      this.#logger.debug({ stream: this.#engine.describe }, "another member paused the group");
+    this.#pausedByGroup = true;
+    await this.#closeSession();
+    await sleep(GROUP_PAUSE_POLL_MS, { signal: this.#closing.signal }).catch(() => {});
+    return true;
   }
 
   /** Hands out the next record of the buffer, which has one. */
@@ -283,19 +350,21 @@ class Stream<R, P> implements BrokerStream<R, P> {
   /** Discards what was read and closes the session, so that the broker stops delivering. */
   async #interrupt(): Promise<void> {
     this.#generation++;
+    const handedOut = this.#next;
     this.#buffer = [];
     this.#next = 0;
-    await this.#closeSession();
+    await this.#closeSession(handedOut);
   }
 
-  async #closeSession(): Promise<void> {
+  /** Closes the session; `handedOut` records of its last batch were handed out (all when omitted). */
+  async #closeSession(handedOut?: number): Promise<void> {
     const session = this.#session;
     if (!session) return;
     this.#session = undefined;
     const opened = await session.catch(() => undefined); // a failed open was already reported by its read
     if (!opened) return;
     try {
-      await opened.close();
+      await opened.close(handedOut);
     } catch (error) {
       this.#logger.warn({ error }, "closing the broker session failed");
     }

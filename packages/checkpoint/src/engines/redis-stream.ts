@@ -1,6 +1,8 @@
 import { durationMs, redactUrl, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
+import { RedisGroup } from "./redis-group.js";
+import { entriesOf, ID, parseReply, predecessor } from "./redis-ids.js";
 import {
   checkPositionOf,
   count,
@@ -66,10 +68,26 @@ export interface RedisStreamOptions extends StreamOptions {
   batchSize?: number;
   /** How long one `XREAD` waits for new entries (`BLOCK`), in ms; a pause waits for a read in flight. Default 1 000. */
   blockMs?: number;
+  /**
+   * Read the stream as one member of a consumer group (`XREADGROUP`): the members share the entries, and a
+   * pause, a seek and a resume act on the whole group. See the README's *Consumer groups*. Default none: this
+   * process reads every entry.
+   */
+  group?: RedisGroupOptions;
 }
 
-const ID = /^(\d+)-(\d+)$/;
-const MAX_SEQ = 18_446_744_073_709_551_615n;
+/** The `group` option of {@link redisStream}. */
+export interface RedisGroupOptions {
+  /** The group's name: every member names the same one. Required. */
+  name: string;
+  /** This member's name, unique in the group and kept across its restarts (`hostname-1`, say). Required. */
+  consumer: string;
+  /**
+   * Entries another member received and has not acknowledged for this long (it died) are taken over by this
+   * one, in ms. Longer than a member may take to handle one batch. Default 30 000.
+   */
+  claimIdleMs?: number;
+}
 
 const schema = v.strictObject({
   client: v.custom<RedisCommandClient>(
@@ -87,6 +105,13 @@ const schema = v.strictObject({
     .default("first"),
   batchSize: count(100_000).default(500),
   blockMs: durationMs({ min: 1 }).default(1_000),
+  group: v
+    .strictObject({
+      name: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+      consumer: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+      claimIdleMs: durationMs({ min: 1 }).default(30_000),
+    })
+    .optional(),
   ...streamOptionFields,
 });
 
@@ -127,11 +152,18 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
   /** Rejects the wait for the client in progress. */
   #failed: ((error?: unknown) => void) | undefined;
   readonly describe: string;
+  readonly group: RedisGroup | undefined;
+  /** Whether the group was created (or found) at the first open. */
+  #grouped = false;
 
   constructor(options: v.Output<typeof schema>) {
     this.#options = options;
     const url = options.client.options?.url;
-    this.describe = `Redis stream ${JSON.stringify(options.key)}${url ? ` at ${redactUrl(url)}` : ""}`;
+    const member = options.group
+      ? ` (group ${JSON.stringify(options.group.name)}, member ${JSON.stringify(options.group.consumer)})`
+      : "";
+    this.describe = `Redis stream ${JSON.stringify(options.key)}${url ? ` at ${redactUrl(url)}` : ""}${member}`;
+    this.group = options.group && new RedisGroup(options.client, options.key, options.group);
   }
 
   async close(): Promise<void> {
@@ -157,6 +189,14 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
   async open(start: SessionStart<string>): Promise<BrokerSession<RedisStreamRecord>> {
     await this.#ready();
     await this.#checkType();
+    const { group } = this;
+    if (group) {
+      // a member reads from the group's cursor, on the server: `from` only places a group that is new
+      if (!this.#grouped) await group.create(await this.#exclusiveId(undefined));
+      this.#grouped = true;
+      const { batchSize, blockMs, logger } = this.#options;
+      return group.session(batchSize, blockMs, logger);
+    }
     let after = await this.#exclusiveId(start);
     let reading: Promise<readonly RedisStreamRecord[]> | undefined;
     const { client, key, batchSize, blockMs } = this.#options;
@@ -279,38 +319,4 @@ async function wrongType<T>(reading: Promise<T>, key: string): Promise<T> {
       { cause },
     );
   }
-}
-
-/** The id just before `id`, so that `XREAD` from it reads `id` itself. */
-function predecessor(id: string): string {
-  const [, ms = "0", seq = "0"] = ID.exec(id) ?? [];
-  const time = BigInt(ms);
-  const sequence = BigInt(seq);
-  if (sequence > 0n) return `${time}-${sequence - 1n}`;
-  return time > 0n ? `${time - 1n}-${MAX_SEQ}` : "0-0";
-}
-
-/** The records of an `XREAD` reply for one key (RESP2 arrays, or a RESP3 map), `[]` for a timeout. */
-function parseReply(reply: unknown): RedisStreamRecord[] {
-  if (reply === null || reply === undefined) return [];
-  let streams: unknown[];
-  if (Array.isArray(reply)) streams = reply.map((stream) => (stream as unknown[])[1]);
-  else if (reply instanceof Map) streams = [...reply.values()];
-  else streams = Object.values(reply as Record<string, unknown>);
-  const records: RedisStreamRecord[] = [];
-  for (const entries of streams) for (const entry of entriesOf(entries)) records.push(recordOf(entry));
-  return records;
-}
-
-function entriesOf(reply: unknown): [unknown, unknown][] {
-  return Array.isArray(reply) ? (reply as [unknown, unknown][]) : [];
-}
-
-function recordOf([id, pairs]: [unknown, unknown]): RedisStreamRecord {
-  const text = String(id);
-  const fields: Record<string, string> = {};
-  const list = Array.isArray(pairs) ? pairs : [];
-  for (let index = 0; index + 1 < list.length; index += 2)
-    fields[String(list[index])] = String(list[index + 1]);
-  return { id: text, time: new Date(Number(text.slice(0, text.indexOf("-")))), fields };
 }
