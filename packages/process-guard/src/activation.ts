@@ -259,7 +259,7 @@ export class Activation implements Scope, Tickable, Timed {
 
   /** Runs `fn` inside this activation's async context. */
   enter<R>(fn: () => R): R {
-    return scopes.run(this, fn);
+    return scopes().run(this, fn);
   }
 
   tick(now: number): void {

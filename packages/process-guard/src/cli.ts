@@ -10,12 +10,13 @@ import { enableCompileCacheSafely } from "@x/core/private-files";
 import { loadWithCodeCache } from "./code-cache.js";
 
 const { existsSync } = process.getBuiltinModule("node:fs");
-const { fileURLToPath } = process.getBuiltinModule("node:url");
+const { join } = process.getBuiltinModule("node:path");
 
 const cacheDir = enableCompileCacheSafely();
-const built = fileURLToPath(new URL("./cli-main.cjs", import.meta.url));
+const built = join(import.meta.dirname, "cli-main.cjs");
 if (existsSync(built)) {
-  const script = loadWithCodeCache(built, cacheDir);
+  // enableCompileCacheSafely() has just checked the directory it returns
+  const script = loadWithCodeCache(built, cacheDir, { checkedDir: true });
   const { run } = script.exports as typeof import("./cli-main.js");
   run({ onCommand: () => process.once("exit", () => script.saveCache()) });
 } else {

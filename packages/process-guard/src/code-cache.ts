@@ -27,6 +27,15 @@ export interface CachedScript {
   saveCache(): void;
 }
 
+/** Options of {@link loadWithCodeCache}. */
+export interface LoadOptions {
+  /**
+   * `cacheDir` is a path that `checkPrivateDirectory()` or `enableCompileCacheSafely()` of `@x/core` returned
+   * just now: it is not checked again. Default `false`.
+   */
+  checkedDir?: boolean;
+}
+
 /** FNV-1a, 32 bits: a short, stable name for a file's path. */
 function hashOf(text: string): string {
   let hash = 0x811c9dc5;
@@ -98,17 +107,23 @@ function requireFor(file: string) {
  * The cache is named after the file's path, size, modification time and inode, so an edited or reinstalled
  * file never meets the cache of another; V8 checks its own version and flags and refuses a cache made under
  * others (`cached: false`, and {@link CachedScript.saveCache} replaces it). A directory that another user owns or
- * could write, or that sits inside one, is not used at all (see `checkPrivateDirectory` in `@x/core`): its
- * cache would run their code, and writing there could be turned against this user's files.
+ * could write, or that sits inside one, is not used at all (see `checkPrivateDirectory` in `@x/core`; a caller
+ * that has just checked it says so with {@link LoadOptions.checkedDir}): its cache would run their code, and
+ * writing there could be turned against this user's files.
  *
  * @param file - absolute path of the file
  * @param cacheDir - where the cache is kept; `undefined`, or a directory that is not this user's alone: no cache
+ * @param options - see {@link LoadOptions}
  * @throws what reading the file throws (e.g. `ENOENT`), and what its top level throws
  */
-export function loadWithCodeCache(file: string, cacheDir: string | undefined): CachedScript {
+export function loadWithCodeCache(
+  file: string,
+  cacheDir: string | undefined,
+  options: LoadOptions = {},
+): CachedScript {
   const source = fs.readFileSync(file, "utf8");
   let cachePath: { dir: string; name: string; prefix: string } | undefined;
-  const dir = cacheDir === undefined ? undefined : checkPrivateDirectory(cacheDir).path;
+  const dir = cacheDir === undefined || options.checkedDir ? cacheDir : checkPrivateDirectory(cacheDir).path;
   if (dir !== undefined) {
     const stat = fs.statSync(file);
     const prefix = `${basename(file)}.${hashOf(file)}.`;

@@ -1,6 +1,5 @@
+import type { AsyncLocalStorage } from "node:async_hooks";
 import { ErrorCode, GuardError } from "./errors.js";
-
-const { AsyncLocalStorage } = process.getBuiltinModule("node:async_hooks");
 
 /**
  * What the guards keep in their `AsyncLocalStorage`: the innermost activation of the current async context,
@@ -23,19 +22,30 @@ export interface Scope {
   progress(): void;
 }
 
-/** The one chain of guard contexts of the process. */
-export const scopes = new AsyncLocalStorage<Scope>();
+let storage: AsyncLocalStorage<Scope> | undefined;
+
+/**
+ * The one chain of guard contexts of the process, made on first use: guarding a child process or a worker
+ * needs none, and making one loads Node's async-context modules.
+ */
+export function scopes(): AsyncLocalStorage<Scope> {
+  if (storage === undefined) {
+    const { AsyncLocalStorage } = process.getBuiltinModule("node:async_hooks");
+    storage = new AsyncLocalStorage<Scope>();
+  }
+  return storage;
+}
 
 /** The innermost scope of the current async context that has not ended, and matches `test`. */
 export function innermost(test?: (scope: Scope) => boolean): Scope | undefined {
-  let scope = scopes.getStore();
+  let scope = scopes().getStore();
   while (scope !== undefined && (scope.ended || (test !== undefined && !test(scope)))) scope = scope.parent;
   return scope;
 }
 
 /** The innermost active scope of the current async context that is not ended: the parent of a new one. */
 export function enclosing(): Scope | undefined {
-  let scope = scopes.getStore();
+  let scope = scopes().getStore();
   while (scope?.ended) scope = scope.parent;
   return scope;
 }
@@ -54,7 +64,7 @@ function noContext(what: string): GuardError {
  * @throws GuardError `ERR_X_GUARD_NO_CONTEXT` outside any active TimeGuard
  */
 export function progress(): void {
-  let scope = scopes.getStore();
+  let scope = scopes().getStore();
   while (scope !== undefined && (scope.ended || !scope.restartable)) scope = scope.parent;
   if (scope === undefined) throw noContext("progress()");
   scope.progress();
@@ -67,7 +77,7 @@ export function progress(): void {
  * @throws GuardError `ERR_X_GUARD_NO_CONTEXT` outside any active guard
  */
 export function currentSignal(): AbortSignal {
-  let scope = scopes.getStore();
+  let scope = scopes().getStore();
   while (scope !== undefined && (scope.ended || !scope.hasSignal)) scope = scope.parent;
   if (scope === undefined) throw noContext("currentSignal()");
   return scope.signal!;

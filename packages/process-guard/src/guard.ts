@@ -193,7 +193,7 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
     }
     let result: unknown;
     try {
-      result = scopes.run(activation, fn, this.context(activation));
+      result = scopes().run(activation, fn, this.context(activation));
     } catch (error) {
       activation.end();
       return Promise.reject(activation.mapRejection(error));
@@ -225,8 +225,8 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
    */
   protected enterActivation(): { activation: Activation; handle: ActiveGuard } {
     const activation = this.#inProcess(undefined);
-    const previous = scopes.getStore();
-    scopes.enterWith(activation);
+    const previous = scopes().getStore();
+    scopes().enterWith(activation);
     const handle: ActiveGuard = {
       get signal() {
         return activation.signal;
@@ -234,7 +234,7 @@ abstract class Guard<E extends GuardError, Ctx> extends EventEmitter<GuardEvents
       [Symbol.dispose]() {
         if (activation.ended) return;
         activation.end();
-        if (scopes.getStore() === activation) scopes.enterWith(previous as Activation);
+        if (scopes().getStore() === activation) scopes().enterWith(previous as Activation);
       },
     };
     return { activation, handle };
@@ -298,7 +298,7 @@ export class TimeGuard extends Guard<ExecutionTimeout, TimeRunContext> {
     const wrapped = this.wrapWith(fn) as unknown as TimeWrapped<A, R>;
     Object.defineProperty(wrapped, "progress", {
       value: () => {
-        let scope = scopes.getStore();
+        let scope = scopes().getStore();
         while (scope !== undefined && (scope.ended || scope.owner !== this)) scope = scope.parent;
         if (scope !== undefined) scope.progress();
         else for (const activation of this.active) activation.progress();

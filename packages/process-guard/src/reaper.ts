@@ -108,6 +108,9 @@ export function spawnReaper(): ChildProcess {
   return spawn("/bin/sh", ["-c", program, reaperName], {
     detached: true,
     cwd: "/", // it must not keep the guard's working directory busy (a temporary one, a mount)
+    // its program uses shell builtins only: copying our whole environment (one string per variable) would
+    // only slow the start of every command
+    env: { PATH: process.env.PATH },
     stdio: ["pipe", "ignore", "ignore"],
   });
 }

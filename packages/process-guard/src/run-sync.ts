@@ -123,7 +123,7 @@ export function runSync<R>(fn: () => R, options?: RunSyncOptions): R {
   const run = guardedScript();
   current = { fn, watchdog };
   try {
-    return scopes.run(scope, () => run.runInThisContext({ breakOnSigint: true })) as R;
+    return scopes().run(scope, () => run.runInThisContext({ breakOnSigint: true })) as R;
   } catch (error) {
     if (!isCode(error, "ERR_SCRIPT_EXECUTION_INTERRUPTED")) throw error;
     if (watchdog.syncState !== SyncState.FIRED) {

@@ -49,10 +49,20 @@ export function parseTimeoutDuration(text: string): number {
 const rtMin = 34;
 const rtMax = 64;
 
-/** Signal numbers by name, without `SIG`, as coreutils' `str2sig` knows them on Linux. */
-const numbers: Record<string, number> = { EXIT: 0 };
-for (const [name, number] of Object.entries(constants.signals)) numbers[name.slice(3)] ??= number;
-numbers.CLD = constants.signals.SIGCHLD;
+let numbers: Record<string, number> | undefined;
+
+/**
+ * Signal numbers by name, without `SIG`, as coreutils' `str2sig` knows them on Linux. Made on first use: a
+ * command line without `-s` needs it only when a limit is reached.
+ */
+function signalNumbers(): Record<string, number> {
+  if (numbers === undefined) {
+    numbers = { EXIT: 0 };
+    for (const [name, number] of Object.entries(constants.signals)) numbers[name.slice(3)] ??= number;
+    numbers.CLD = constants.signals.SIGCHLD;
+  }
+  return numbers;
+}
 
 /**
  * The name `timeout -v` gives signal `number` (coreutils' `sig2str`): `TERM`, `EXIT` for 0, `RTMIN+n` or
@@ -64,13 +74,14 @@ export function signalName(number: number): string {
     if (number === rtMax) return "RTMAX";
     return number <= rtMin + (rtMax - rtMin) / 2 ? `RTMIN+${number - rtMin}` : `RTMAX-${rtMax - number}`;
   }
-  for (const [name, value] of Object.entries(numbers)) if (value === number) return name;
+  for (const [name, value] of Object.entries(signalNumbers())) if (value === number) return name;
   return String(number);
 }
 
 /** The number of signal `name` (without `SIG`, upper case), or `undefined`. */
 function numberOf(name: string): number | undefined {
-  if (Object.hasOwn(numbers, name)) return numbers[name];
+  const known = signalNumbers();
+  if (Object.hasOwn(known, name)) return known[name];
   const rt = /^RT(MIN|MAX)(?:([+-])(\d+))?$/.exec(name);
   if (!rt) return undefined;
   const offset = Number(rt[3] ?? 0);

@@ -160,6 +160,16 @@ describe("loadWithCodeCache", () => {
     expect(load().cached).toBe(false);
   });
 
+  it("checks the directory unless the caller says it has just checked it", () => {
+    chmodSync(cacheDir, 0o707); // writable by others: refused when checked here
+    load().saveCache();
+    expect(caches()).toHaveLength(0);
+    const trusted = () => loadWithCodeCache(file, cacheDir, { checkedDir: true });
+    trusted().saveCache();
+    expect(caches()).toHaveLength(1);
+    expect(trusted().cached).toBe(true);
+  });
+
   it("replaces a cache V8 rejects", () => {
     // in a fresh process each: this one would compile the same source from V8's own in-memory cache
     load().saveCache();
