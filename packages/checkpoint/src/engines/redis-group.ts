@@ -13,15 +13,8 @@ export interface RedisGroupSettings {
   claimIdleMs: number;
 }
 
-/** How long a group's replay point is remembered, so that each recovering member may seek, in ms. */
-export const REPLAY_MEMORY_MS = 600_000;
-
-/**
- * Moves the group back to ARGV[1] (its predecessor is ARGV[4]) unless a seek in the last ARGV[3] ms went
- * to that entry or an earlier one: the members of a group that recover from one downtime all seek, and the
- * group replays once, from the earliest point asked.
- */
-const SEEK_ONCE = `
+/** `a <= b` for two stream ids, in Lua. */
+const OLDER = `
 local function older(a, b)
   local am, as = string.match(a, '^(%d+)-(%d+)$')
   local bm, bs = string.match(b, '^(%d+)-(%d+)$')
@@ -30,23 +23,45 @@ local function older(a, b)
   if #as ~= #bs then return #as < #bs end
   return as <= bs
 end
-local previous = redis.call('GET', KEYS[2])
-if previous and older(previous, ARGV[1]) then return 0 end
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[3])
-redis.call('XGROUP', 'SETID', KEYS[1], ARGV[2], ARGV[4])
+`;
+
+/** Sets the pause flag (KEYS[1]) to ARGV[1] unless it is set; a new flag starts a downtime (KEYS[2]). */
+const PAUSE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('SET', KEYS[2], ARGV[1]) end
+return 1
+`;
+
+/**
+ * Moves the group (ARGV[2]) of the stream KEYS[1] back to ARGV[1] (its predecessor is ARGV[3]), once per
+ * downtime (KEYS[3] names the current one): within a downtime only further back, since every recovering
+ * member seeks and the group must replay once, from the earliest point asked; in a new downtime never behind
+ * the last replay (KEYS[2] holds it), since a member that restarts with an old downtime in its cache seeks to
+ * where it was then.
+ */
+const SEEK_ONCE = `${OLDER}
+local downtime = redis.call('GET', KEYS[3]) or ''
+local last = redis.call('HMGET', KEYS[2], 'downtime', 'id')
+if last[2] then
+  if last[1] == downtime and older(last[2], ARGV[1]) then return 0 end
+  if last[1] ~= downtime and older(ARGV[1], last[2]) then return 0 end
+end
+redis.call('HSET', KEYS[2], 'downtime', downtime, 'id', ARGV[1])
+redis.call('XGROUP', 'SETID', KEYS[1], ARGV[2], ARGV[3])
 return 1
 `;
 
 /**
  * A consumer group on one Redis stream, as one member sees it: the group's pause flag, its replay point, and
- * the member's read sessions. The flag is the key `<stream key>:<group>:paused`, which every member reads
- * before each `XREADGROUP`; the replay point is `<stream key>:<group>:replay`.
+ * the member's read sessions. The flag is the key `<stream key>:<group>:paused` (the member that set it, and
+ * when), which every member reads before each `XREADGROUP`; `<stream key>:<group>:downtime` names the last
+ * downtime, and `<stream key>:<group>:replay` where the group last replayed from, in which downtime.
  */
 export class RedisGroup implements GroupControl<string> {
   readonly #client: RedisCommandClient;
   readonly #key: string;
   readonly #settings: RedisGroupSettings;
   readonly #pausedKey: string;
+  readonly #downtimeKey: string;
   readonly #replayKey: string;
 
   constructor(client: RedisCommandClient, key: string, settings: RedisGroupSettings) {
@@ -54,6 +69,7 @@ export class RedisGroup implements GroupControl<string> {
     this.#key = key;
     this.#settings = settings;
     this.#pausedKey = `${key}:${settings.name}:paused`;
+    this.#downtimeKey = `${key}:${settings.name}:downtime`;
     this.#replayKey = `${key}:${settings.name}:replay`;
   }
 
@@ -71,9 +87,10 @@ export class RedisGroup implements GroupControl<string> {
     return (await this.#client.sendCommand(["GET", this.#pausedKey])) !== null;
   }
 
-  /** Pauses every member: sets the flag, naming this member. */
+  /** Pauses every member: sets the flag, naming this member, unless another member set it first. */
   async pause(): Promise<void> {
-    await this.#client.sendCommand(["SET", this.#pausedKey, this.#settings.consumer]);
+    const flag = `${this.#settings.consumer} ${new Date().toISOString()}`;
+    await this.#client.sendCommand(["EVAL", PAUSE, "2", this.#pausedKey, this.#downtimeKey, flag]);
   }
 
   /** Lets every member read again. */
@@ -86,12 +103,12 @@ export class RedisGroup implements GroupControl<string> {
     await this.#client.sendCommand([
       "EVAL",
       SEEK_ONCE,
-      "2",
+      "3",
       this.#key,
       this.#replayKey,
+      this.#downtimeKey,
       id,
       this.#settings.name,
-      String(REPLAY_MEMORY_MS),
       predecessor(id),
     ]);
   }
