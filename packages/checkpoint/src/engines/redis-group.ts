@@ -170,12 +170,17 @@ class GroupSession implements BrokerSession<RedisStreamRecord> {
   }
 
   async #read(): Promise<readonly RedisStreamRecord[]> {
-    await this.#acknowledge(this.#unacknowledged);
+    // sent together with the read that follows (node-redis pipelines a connection's commands)
+    const acknowledged = this.#acknowledge(this.#unacknowledged);
     this.#unacknowledged = [];
-    const records = (await this.#own()) ?? (await this.#claimed()) ?? (await this.#new());
+    const [records] = await Promise.all([this.#next(), acknowledged]);
     this.delivered += records.length;
     this.#unacknowledged = records.map((record) => record.id);
     return records;
+  }
+
+  async #next(): Promise<RedisStreamRecord[]> {
+    return (await this.#own()) ?? (await this.#claimed()) ?? (await this.#new());
   }
 
   /** The next of this member's own pending entries, or `undefined` once there are none left. */
