@@ -3,8 +3,10 @@
  * through a `@nats-io/jetstream` client that you create and pass in (an optional peer dependency).
  */
 export type { BrokerStream } from "./engines/broker-stream.js";
+export type { NatsGroupManager } from "./engines/nats-group.js";
 export {
   type NatsConsumerMessages,
+  type NatsGroupOptions,
   type NatsJetStream,
   type NatsStreamMessage,
   type NatsStreamOptions,

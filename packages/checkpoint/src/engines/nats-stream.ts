@@ -1,6 +1,12 @@
-import { durationMs, v } from "@x/core/internal";
+import { durationMs, optionError, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
+import {
+  NatsGroup,
+  type NatsGroupClient,
+  type NatsGroupManager,
+  type NatsGroupMessage,
+} from "./nats-group.js";
 import {
   checkPositionOf,
   count,
@@ -27,24 +33,37 @@ export interface NatsConsumerMessages<M> extends AsyncIterable<M> {
 
 /**
  * The part of a `@nats-io/jetstream` 3 `JetStreamClient` (`jetstream(nc)`) that the adapter uses: ordered
- * consumers, created with `consumers.get(stream, options)`.
+ * consumers, created with `consumers.get(stream, options)`; in group mode the group's durable consumer
+ * (`consumers.get(stream, name)`), `publish()` and `jetstreamManager()` too.
  */
 export interface NatsJetStream<M extends NatsStreamMessage> {
   consumers: {
     get(
       stream: string,
-      options: {
-        filter_subjects?: string | string[];
-        deliver_policy: "all" | "by_start_sequence" | "by_start_time";
-        opt_start_seq?: number;
-        opt_start_time?: string;
-      },
+      options:
+        | string
+        | {
+            filter_subjects?: string | string[];
+            deliver_policy: "all" | "by_start_sequence" | "by_start_time";
+            opt_start_seq?: number;
+            opt_start_time?: string;
+          },
     ): Promise<{
       consume(options: { max_messages: number; expires: number }): Promise<NatsConsumerMessages<M>>;
+      /** Pulls one batch from a durable consumer (group mode). */
+      fetch?(options: { max_messages: number; expires: number }): Promise<NatsConsumerMessages<M>>;
       /** Deletes the consumer on the server (`@nats-io/jetstream` 3), which pause, seek and close do. */
       delete?(): Promise<unknown>;
     }>;
   };
+  /** Publishes a message (group mode: the group's pause flag and replay point). */
+  publish?(
+    subject: string,
+    payload: string,
+    options?: { expect: { lastSubjectSequence: number } },
+  ): Promise<{ seq: number }>;
+  /** The stream and consumer management API (group mode: the group's stream and durable consumer). */
+  jetstreamManager?(): Promise<NatsGroupManager>;
 }
 
 /** Where a {@link natsStream} starts when no position was sought. */
@@ -68,9 +87,36 @@ export interface NatsStreamOptions<M extends NatsStreamMessage> extends StreamOp
    * unnoticed. Default 5 000.
    */
   pullExpiresMs?: number;
+  /**
+   * Read the stream as one member of a consumer group: the members share one durable pull consumer, named
+   * after the group, and a pause, a seek and a resume act on the whole group. See the README's *Consumer
+   * groups on NATS*. Default none: this process reads every message.
+   */
+  group?: NatsGroupOptions;
+}
+
+/** The `group` option of {@link natsStream}. */
+export interface NatsGroupOptions {
+  /**
+   * The group's name: its durable consumer's name, which every member names. Letters, digits, `-` and `_`.
+   * Required.
+   */
+  name: string;
+  /** This member's name, unique in the group (`hostname-1`, say): the pause flag records it. Required. */
+  consumer: string;
+  /**
+   * A message delivered to a member and not acknowledged for this long (the member died) is delivered again,
+   * to some member, in ms: the consumer's `ack_wait`, set when the consumer is created (or recreated by a
+   * seek). Longer than a member may take to handle one batch. Default 30 000.
+   */
+  ackWaitMs?: number;
 }
 
 const sequence = v.number().int().min(1);
+/** A name that is valid in a consumer's and a stream's name and as a subject token. */
+const token = v
+  .string({ error: "letters, digits, - and _" })
+  .regex(/^[A-Za-z0-9_-]+$/, { error: "letters, digits, - and _" });
 
 const schema = v.strictObject({
   js: v.custom<NatsJetStream<NatsStreamMessage>>(
@@ -89,6 +135,13 @@ const schema = v.strictObject({
     .default("first"),
   batchSize: count(100_000).default(500),
   pullExpiresMs: durationMs({ min: 1_000 }).default(5_000),
+  group: v
+    .strictObject({
+      name: token,
+      consumer: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
+      ackWaitMs: durationMs({ min: 1_000 }).default(30_000),
+    })
+    .optional(),
   ...streamOptionFields,
 });
 
@@ -96,8 +149,10 @@ const schema = v.strictObject({
  * A NATS JetStream stream as the pausable, seekable dependent of a `Checkpoint`, read through an ordered
  * consumer that the adapter creates at the position after the last message handed out; stream sequences
  * are the positions. A pause closes the consumer and deletes it on the server, so the server stops sending;
- * a seek is a new ordered consumer at the sequence; close deletes the last one. This needs no server-side
- * pause or reset API, so it works on nats-server 2.9.
+ * a seek is a new ordered consumer at the sequence; close deletes the last one. With `group`, the process is
+ * one member of a consumer group instead: the members share the group's durable consumer, and a pause, a
+ * seek and a resume are the group's. This needs no server-side pause or reset API, so it works on
+ * nats-server 2.9.
  *
  * @example
  * ```ts
@@ -115,16 +170,51 @@ export function natsStream<M extends NatsStreamMessage>(
   options: NatsStreamOptions<M>,
 ): BrokerStream<M, number> {
   const parsed = parseStreamOptions(schema, options);
+  if (parsed.group) checkGroupMode(parsed);
   return streamOf(new NatsEngine<M>({ ...parsed, js: options.js }), parsed);
+}
+
+/** Throws `ERR_X_CHECKPOINT_INVALID_OPTION` for options that group mode cannot take. */
+function checkGroupMode(options: v.Output<typeof schema>): void {
+  const { js, filterSubjects } = options;
+  if (typeof js.publish !== "function" || typeof js.jetstreamManager !== "function")
+    throw optionError(
+      ErrorCode.INVALID_OPTION,
+      "js",
+      js,
+      "a JetStream client with publish() and jetstreamManager() in group mode",
+      CheckpointError,
+    );
+  if (Array.isArray(filterSubjects) && filterSubjects.length > 1)
+    throw optionError(
+      ErrorCode.INVALID_OPTION,
+      "filterSubjects",
+      filterSubjects,
+      "one subject in group mode (a consumer has one filter subject on nats-server 2.9)",
+      CheckpointError,
+    );
 }
 
 class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number> {
   readonly #options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> };
   readonly describe: string;
+  readonly group: NatsGroup<M & NatsGroupMessage> | undefined;
+  /** Whether the group's stream and consumer were created (or found) at the first open. */
+  #grouped = false;
 
   constructor(options: Omit<v.Output<typeof schema>, "js"> & { js: NatsJetStream<M> }) {
     this.#options = options;
-    this.describe = `JetStream stream ${JSON.stringify(options.stream)}`;
+    const { group, stream, filterSubjects } = options;
+    const member = group
+      ? ` (group ${JSON.stringify(group.name)}, member ${JSON.stringify(group.consumer)})`
+      : "";
+    this.describe = `JetStream stream ${JSON.stringify(stream)}${member}`;
+    this.group =
+      group &&
+      new NatsGroup(options.js as unknown as NatsGroupClient<M & NatsGroupMessage>, stream, {
+        ...group,
+        filterSubject: Array.isArray(filterSubjects) ? filterSubjects[0] : filterSubjects,
+      });
   }
 
   positionOf(message: M): number {
@@ -136,22 +226,19 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
   }
 
   async open(start: SessionStart<number>): Promise<BrokerSession<M>> {
-    const { js, stream, filterSubjects, batchSize, pullExpiresMs } = this.#options;
+    const { js, stream, filterSubjects, batchSize, pullExpiresMs, logger } = this.#options;
+    if (this.group) {
+      // a member reads from the group's consumer, on the server: `from` only places a group that is new
+      if (!this.#grouped) await this.group.create(this.#policy(undefined)).catch(notAStream(stream));
+      this.#grouped = true;
+      return this.group.session(batchSize, pullExpiresMs, logger);
+    }
     const consumer = await js.consumers
       .get(stream, {
         ...(filterSubjects === undefined ? {} : { filter_subjects: filterSubjects }),
         ...this.#policy(start),
       })
-      .catch((cause: unknown) => {
-        if ((cause as { status?: unknown }).status !== 404) throw cause;
-        throw new CheckpointError(
-          ErrorCode.NOT_A_STREAM,
-          `JetStream has no stream ${JSON.stringify(stream)}`,
-          {
-            cause,
-          },
-        );
-      });
+      .catch(notAStream(stream));
     const remove = async () => {
       await consumer.delete?.().catch(() => {}); // on a lost connection the server's inactivity timer does it
     };
@@ -194,4 +281,18 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
     if ("seq" in from) return { deliver_policy: "by_start_sequence", opt_start_seq: from.seq } as const;
     return { deliver_policy: "by_start_time", opt_start_time: from.time.toISOString() } as const;
   }
+}
+
+/** The JetStream API error code of a stream that does not exist. */
+const STREAM_NOT_FOUND = 10059;
+
+/** Rethrows a client error, as `ERR_X_CHECKPOINT_NOT_A_STREAM` when the stream does not exist. */
+function notAStream(stream: string) {
+  return (cause: unknown): never => {
+    const { status, code } = cause as { status?: unknown; code?: unknown };
+    if (code !== STREAM_NOT_FOUND && status !== 404) throw cause;
+    throw new CheckpointError(ErrorCode.NOT_A_STREAM, `JetStream has no stream ${JSON.stringify(stream)}`, {
+      cause,
+    });
+  };
 }

@@ -1,0 +1,377 @@
+import type { Logger } from "@x/core";
+import { CheckpointError, ErrorCode } from "../errors.js";
+import type { BrokerSession, GroupControl } from "./broker-stream.js";
+
+/** A message as a group member reads it: its stream sequence, and its acknowledgements. */
+export interface NatsGroupMessage {
+  /** The message's sequence in the stream. */
+  readonly seq: number;
+  /** Acknowledges the message: the group's consumer does not deliver it again. */
+  ack(): void;
+  /** Gives the message back: the group's consumer delivers it again at once, to some member. */
+  nak(): void;
+}
+
+/** A message of the group's own stream, as `jsm.streams.getMessage()` returns it. */
+interface StoredMessage {
+  readonly seq: number;
+  readonly time: Date;
+  string(): string;
+}
+
+/** The messages of one `fetch()` of a durable pull consumer (`@nats-io/jetstream` 3). */
+interface FetchedMessages<M> extends AsyncIterable<M> {
+  close(): Promise<unknown>;
+}
+
+/**
+ * The part of a `@nats-io/jetstream` 3 `JetStreamManager` (`await js.jetstreamManager()`) that a group uses:
+ * the group's own stream, which holds its pause flag and replay point, and the group's durable consumer.
+ */
+export interface NatsGroupManager {
+  streams: {
+    add(config: { name: string; subjects: string[]; max_msgs_per_subject: number }): Promise<unknown>;
+    info(stream: string): Promise<{ config: { subjects?: string[] } }>;
+    getMessage(stream: string, query: { last_by_subj: string }): Promise<StoredMessage | null>;
+    purge(stream: string, options: { filter: string }): Promise<unknown>;
+  };
+  consumers: {
+    info(
+      stream: string,
+      name: string,
+    ): Promise<{ created: string; config: { deliver_policy: string; opt_start_seq?: number } }>;
+    add(stream: string, config: object): Promise<unknown>;
+    delete(stream: string, name: string): Promise<unknown>;
+  };
+}
+
+/** The part of a `@nats-io/jetstream` 3 `JetStreamClient` that a group uses, besides its consumers. */
+export interface NatsGroupClient<M> {
+  jetstreamManager(): Promise<NatsGroupManager>;
+  publish(
+    subject: string,
+    payload: string,
+    options?: { expect: { lastSubjectSequence: number } },
+  ): Promise<{ seq: number }>;
+  consumers: {
+    get(
+      stream: string,
+      name: string,
+    ): Promise<{ fetch?(options: FetchOptions): Promise<FetchedMessages<M>> }>;
+  };
+}
+
+interface FetchOptions {
+  max_messages: number;
+  expires: number;
+}
+
+/** How a group reads one JetStream stream: the settings `natsStream`'s `group` option resolves to. */
+export interface NatsGroupSettings {
+  /** The group's name: its durable consumer's, and part of its own stream's. */
+  name: string;
+  /** This member's name, which the pause flag records. */
+  consumer: string;
+  /** How long a message delivered to a member may stay unacknowledged before the server redelivers it, in ms. */
+  ackWaitMs: number;
+  /** The consumer's `filter_subject`; all of the stream's subjects when undefined. */
+  filterSubject: string | undefined;
+}
+
+/** Where a new group's consumer starts: a `deliver_policy` and its argument. */
+export type NatsGroupStart =
+  | { deliver_policy: "all" }
+  | { deliver_policy: "by_start_sequence"; opt_start_seq: number }
+  | { deliver_policy: "by_start_time"; opt_start_time: string };
+
+/** The JetStream API error code of a publish whose expected last sequence of the subject does not hold. */
+const WRONG_LAST_SEQUENCE = 10071;
+/** The JetStream API error code of a consumer that does not exist. */
+const CONSUMER_NOT_FOUND = 10014;
+/** How many times a seek recreates the group's consumer before it gives up (members creating it meanwhile). */
+const SEEK_ATTEMPTS = 5;
+
+/**
+ * A consumer group on one JetStream stream, as one member sees it: the group's durable pull consumer (named
+ * after the group), and the group's own stream `CHECKPOINT_<stream>_<group>`, one message per subject
+ * `$CHECKPOINT.<stream>.<group>.{paused,downtime,replay}`: the pause flag (the member that set it, and when),
+ * which every member reads before each fetch; the name of the last downtime (the sequence of the flag that
+ * started it); and where the group last replayed from, in which downtime.
+ */
+export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<number> {
+  readonly #js: NatsGroupClient<M>;
+  readonly #stream: string;
+  readonly #settings: NatsGroupSettings;
+  readonly #own: string;
+  readonly #subject: (key: "paused" | "downtime" | "replay") => string;
+  #manager: Promise<NatsGroupManager> | undefined;
+
+  constructor(js: NatsGroupClient<M>, stream: string, settings: NatsGroupSettings) {
+    this.#js = js;
+    this.#stream = stream;
+    this.#settings = settings;
+    this.#own = groupStreamName(stream, settings.name);
+    this.#subject = (key) => `$CHECKPOINT.${stream}.${settings.name}.${key}`;
+  }
+
+  /**
+   * Creates the group's own stream and its durable consumer, starting at `start`, unless they exist. Rejects
+   * with the client's error when the stream to read does not exist (its API error code 10059).
+   */
+  async create(start: NatsGroupStart): Promise<void> {
+    const manager = await this.#jsm();
+    const existing = await this.#consumerInfo(manager); // rejects first when the stream does not exist
+    const subject = this.#subject("paused").replace(/paused$/, "*");
+    await manager.streams
+      .add({ name: this.#own, subjects: [subject], max_msgs_per_subject: 1 })
+      .catch(async (error: unknown) => {
+        // it exists (another member created it, with the defaults of another client): usable if it is the group's
+        const info = await manager.streams.info(this.#own).catch(() => {
+          throw error;
+        });
+        if (info.config.subjects?.includes(subject)) return;
+        throw new CheckpointError(
+          ErrorCode.INVALID_OPTION,
+          `the stream ${JSON.stringify(this.#own)} exists and is not the group's (another stream and group make the same name): rename the group`,
+          { cause: error },
+        );
+      });
+    if (existing) return;
+    await manager.consumers.add(this.#stream, this.#consumerConfig(start)).catch(async (error: unknown) => {
+      if (!(await this.#consumerInfo(manager))) throw error; // else another member created it first
+    });
+  }
+
+  /** Whether a member paused the group. */
+  async isPaused(): Promise<boolean> {
+    return (await this.#get("paused")) !== null;
+  }
+
+  /** Pauses every member: sets the flag, naming this member, unless another member set it first. */
+  async pause(): Promise<void> {
+    const flag = `${this.#settings.consumer} ${new Date().toISOString()}`;
+    const created = await this.#publish("paused", flag, 0);
+    // a new flag starts a downtime, named by the flag's sequence
+    if (created !== undefined) await this.#js.publish(this.#subject("downtime"), String(created));
+  }
+
+  /** Lets every member read again. */
+  async resume(): Promise<void> {
+    await (await this.#jsm()).streams.purge(this.#own, { filter: this.#subject("paused") });
+  }
+
+  /**
+   * Moves the group back so that the message at `seq` is delivered again, once per downtime: within a
+   * downtime only further back, since every recovering member seeks and the group must replay once, from
+   * the earliest point asked; in a new downtime never behind the last replay, since a member that restarts
+   * with an old downtime in its cache seeks to where it was then. The replay point is written with a
+   * compare-and-set on its subject's last sequence, then the group's consumer is recreated at it (unless it
+   * was, since that point was written).
+   */
+  async seek(seq: number): Promise<void> {
+    for (;;) {
+      const downtime = (await this.#get("downtime"))?.string() ?? "";
+      const stored = await this.#get("replay");
+      const last = stored && (JSON.parse(stored.string()) as { downtime: string; seq: number });
+      // no further back: the group replays from the point written, which a seek that failed may not have reached
+      if (last && last.downtime === downtime && last.seq <= seq) break;
+      if (last && last.downtime !== downtime && seq < last.seq) return;
+      const replay = JSON.stringify({ downtime, seq });
+      if ((await this.#publish("replay", replay, stored?.seq ?? 0)) !== undefined) break;
+    }
+    await this.#moveConsumer();
+  }
+
+  /**
+   * A read session of this member on the group's consumer: each read is one fetch of up to `batchSize`
+   * messages, handed out as they arrive; a batch is acknowledged when the next one is read, or at close as far
+   * as it was handed out (the rest is given back, for another member or the next session).
+   */
+  session(batchSize: number, expiresMs: number, logger: Logger): BrokerSession<M> {
+    const options = { max_messages: batchSize, expires: Math.round(expiresMs) };
+    // looked up at the first fetch: a member that another member paused opens sessions without reading
+    let consumer: Awaited<ReturnType<NatsGroupClient<M>["consumers"]["get"]>> | undefined;
+    return new GroupSession<M>(
+      async () => {
+        consumer ??= await this.#js.consumers.get(this.#stream, this.#settings.name);
+        if (!consumer.fetch) throw new TypeError("the JetStream client's consumers have no fetch()");
+        return consumer.fetch(options);
+      },
+      (error) => logger.warn({ error, stream: this.#stream }, "acknowledging handed-out messages failed"),
+    );
+  }
+
+  /**
+   * Recreates the group's consumer at the last replay point, until it was created after that point was
+   * written: a member that found it missing meanwhile (deleted) may have created it at the adapter's `from`,
+   * and a concurrent seek at another point may have moved it.
+   */
+  async #moveConsumer(): Promise<void> {
+    const manager = await this.#jsm();
+    for (let attempt = 0; attempt < SEEK_ATTEMPTS; attempt++) {
+      const stored = await this.#get("replay");
+      if (!stored) return;
+      const { seq } = JSON.parse(stored.string()) as { seq: number };
+      const info = await this.#consumerInfo(manager);
+      if (
+        info &&
+        info.config.opt_start_seq === seq &&
+        new Date(info.created).getTime() >= stored.time.getTime()
+      )
+        return;
+      await manager.consumers.delete(this.#stream, this.#settings.name).catch(() => {});
+      await manager.consumers
+        .add(this.#stream, this.#consumerConfig({ deliver_policy: "by_start_sequence", opt_start_seq: seq }))
+        .catch(() => {}); // created meanwhile: looked at again
+    }
+    throw new Error(`the consumer ${JSON.stringify(this.#settings.name)} kept being recreated meanwhile`);
+  }
+
+  #consumerConfig(start: NatsGroupStart) {
+    const { name, ackWaitMs, filterSubject } = this.#settings;
+    return {
+      durable_name: name,
+      ack_policy: "explicit",
+      ack_wait: Math.round(ackWaitMs) * 1_000_000,
+      ...start,
+      ...(filterSubject === undefined ? {} : { filter_subject: filterSubject }),
+    };
+  }
+
+  async #consumerInfo(manager: NatsGroupManager) {
+    try {
+      return await manager.consumers.info(this.#stream, this.#settings.name);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === CONSUMER_NOT_FOUND) return undefined;
+      throw error;
+    }
+  }
+
+  /** The last message on one of the group's subjects; null when there is none. */
+  async #get(key: "paused" | "downtime" | "replay"): Promise<StoredMessage | null> {
+    return (await this.#jsm()).streams.getMessage(this.#own, { last_by_subj: this.#subject(key) });
+  }
+
+  /**
+   * Publishes `payload` on one of the group's subjects if the subject's last sequence is `expected` (0: no
+   * message); resolves the new message's sequence, or undefined when the subject had moved on.
+   */
+  async #publish(key: "paused" | "replay", payload: string, expected: number): Promise<number | undefined> {
+    try {
+      return (
+        await this.#js.publish(this.#subject(key), payload, { expect: { lastSubjectSequence: expected } })
+      ).seq;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === WRONG_LAST_SEQUENCE) return undefined;
+      throw error;
+    }
+  }
+
+  #jsm(): Promise<NatsGroupManager> {
+    this.#manager ??= this.#js.jetstreamManager().catch((error: unknown) => {
+      this.#manager = undefined;
+      throw error;
+    });
+    return this.#manager;
+  }
+}
+
+/** The name of the stream that holds the pause flag and replay point of `group` on `stream`. */
+export function groupStreamName(stream: string, group: string): string {
+  return `CHECKPOINT_${stream}_${group}`;
+}
+
+class GroupSession<M extends NatsGroupMessage> implements BrokerSession<M> {
+  readonly #fetch: () => Promise<FetchedMessages<M>>;
+  readonly #failedAck: (error: unknown) => void;
+  /** The fetch in progress, and the pump that moves its messages to `#arrived`. */
+  #messages: FetchedMessages<M> | undefined;
+  #pump: Promise<void> | undefined;
+  #arrived: M[] = [];
+  #fetchEnded = false;
+  #failure: unknown;
+  #wakeUp: (() => void) | undefined;
+  /** The last batch, acknowledged when the next one is read. */
+  #unacknowledged: readonly M[] = [];
+  #reading: Promise<unknown> | undefined;
+  #closed = false;
+  delivered = 0;
+
+  constructor(fetch: () => Promise<FetchedMessages<M>>, failedAck: (error: unknown) => void) {
+    this.#fetch = fetch;
+    this.#failedAck = failedAck;
+  }
+
+  read(): Promise<readonly M[]> {
+    const reading = this.#read();
+    this.#reading = reading;
+    return reading;
+  }
+
+  async close(handedOut?: number): Promise<void> {
+    this.#closed = true;
+    await this.#reading?.catch(() => {});
+    const batch = this.#unacknowledged;
+    this.#unacknowledged = [];
+    const kept = handedOut ?? batch.length;
+    await this.#messages?.close().catch(() => {});
+    await this.#pump;
+    try {
+      for (const message of batch.slice(0, kept)) message.ack();
+      for (const message of [...batch.slice(kept), ...this.#arrived]) message.nak();
+    } catch (error) {
+      this.#failedAck(error);
+    }
+    this.#arrived = [];
+  }
+
+  async #read(): Promise<readonly M[]> {
+    for (const message of this.#unacknowledged) message.ack();
+    this.#unacknowledged = [];
+    for (;;) {
+      if (this.#arrived.length > 0) {
+        const batch = this.#arrived;
+        this.#arrived = [];
+        this.#unacknowledged = batch;
+        return batch;
+      }
+      if (this.#failure !== undefined) {
+        const failure = this.#failure;
+        this.#failure = undefined;
+        throw failure;
+      }
+      if (this.#closed) return [];
+      if (this.#fetchEnded) {
+        this.#fetchEnded = false;
+        this.#messages = undefined;
+        return []; // the fetch expired: the stream looks at the group's flag before the next
+      }
+      if (!this.#messages) await this.#startFetch();
+      else await new Promise<void>((resolve) => (this.#wakeUp = resolve));
+    }
+  }
+
+  async #startFetch(): Promise<void> {
+    const messages = await this.#fetch();
+    this.#messages = messages;
+    this.#pump = (async () => {
+      try {
+        for await (const message of messages) {
+          this.delivered++;
+          this.#arrived.push(message);
+          this.#wake();
+        }
+      } catch (error) {
+        this.#failure = error;
+      }
+      this.#fetchEnded = true;
+      this.#wake();
+    })();
+  }
+
+  #wake(): void {
+    const wakeUp = this.#wakeUp;
+    this.#wakeUp = undefined;
+    wakeUp?.();
+  }
+}

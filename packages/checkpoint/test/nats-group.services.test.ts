@@ -1,0 +1,266 @@
+// A NATS JetStream stream read as a consumer group: members share one durable consumer, and a pause, a seek
+// and a resume of one member are the whole group's. Several members in one process, each on its own
+// connection.
+
+import { setTimeout as delay } from "node:timers/promises";
+import { type JetStreamManager, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { requireService } from "@x/test-support/services";
+import { uniqueName } from "@x/test-support/unique-name";
+import { waitFor } from "@x/test-support/wait-for";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { ErrorCode } from "../src/index.js";
+import { natsStream } from "../src/nats.js";
+import { expectCode } from "./helpers.js";
+
+const NATS_SERVER = process.env.NATS_SERVER ?? "127.0.0.1:4222";
+vi.setConfig({ testTimeout: 60_000 });
+
+/** How long the members' pulls last: how soon an idle member sees another member's pause. */
+const PULL_EXPIRES_MS = 1_000;
+
+let admin: NatsConnection;
+let jsm: JetStreamManager;
+
+const open = () => connect({ servers: NATS_SERVER, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+
+beforeAll(async () => {
+  await requireService("NATS", `nats://${NATS_SERVER}`);
+  admin = await open();
+  jsm = await jetstreamManager(admin);
+});
+afterAll(() => admin?.close());
+
+/** A fresh stream of `count` messages `{ i }` and a group name; the stream and the group's go after the test. */
+async function produce(count: number): Promise<{ stream: string; subject: string; group: string }> {
+  const stream = uniqueName("orders").toUpperCase();
+  const subject = `${stream.toLowerCase()}.created`;
+  const group = uniqueName("pricing");
+  onTestFinished(async () => {
+    await jsm.streams.delete(stream).catch(() => {});
+    await jsm.streams.delete(`CHECKPOINT_${stream}_${group}`).catch(() => {});
+  });
+  await jsm.streams.add({ name: stream, subjects: [subject] });
+  await add(subject, count);
+  return { stream, subject, group };
+}
+
+async function add(subject: string, count: number, from = 0): Promise<void> {
+  const js = jetstream(admin);
+  const writes = [];
+  for (let index = from; index < from + count; index++)
+    writes.push(js.publish(subject, JSON.stringify({ i: index })));
+  await Promise.all(writes);
+}
+
+/** A member of `group` on its own connection, closed after the test. */
+async function member(stream: string, group: string, consumer: string, ackWaitMs = 30_000) {
+  const nc = await open();
+  const orders = natsStream({
+    js: jetstream(nc),
+    stream,
+    group: { name: group, consumer, ackWaitMs },
+    batchSize: 50,
+    pullExpiresMs: PULL_EXPIRES_MS,
+    retryMaxMs: 200,
+  });
+  onTestFinished(async () => {
+    await orders.close();
+    await nc.close();
+  });
+  return { stream: orders, nc };
+}
+
+/** Reads `stream` in the background, keeping every message's `i`, until the test ends. */
+function consume(stream: AsyncIterable<JsMsg>) {
+  const seen: number[] = [];
+  void (async () => {
+    for await (const message of stream) seen.push((message.json() as { i: number }).i);
+  })().catch(() => {});
+  return seen;
+}
+
+const range = (length: number) => Array.from({ length }, (_, index) => index);
+const consumerNames = async (stream: string) =>
+  (await jsm.consumers.list(stream).next()).map((info) => info.name);
+
+describe("natsStream as a consumer group member", () => {
+  it("shares the messages among the members: each handed out once, to one of them", async () => {
+    const { stream, group } = await produce(1_000);
+    const a = consume((await member(stream, group, "a")).stream);
+    const b = consume((await member(stream, group, "b")).stream);
+    await waitFor(() => a.length + b.length >= 1_000, 20_000, "every message handed out");
+    expect([...a, ...b].sort((x, y) => x - y)).toEqual(range(1_000));
+    expect(a.length).toBeGreaterThan(0);
+    expect(b.length).toBeGreaterThan(0);
+    await waitFor(
+      async () => (await jsm.consumers.info(stream, group)).num_ack_pending === 0,
+      10_000,
+      "every message acknowledged",
+    );
+  });
+
+  it("a pause by one member stops every member at the server, a member that joins too, until the resume", async () => {
+    const { stream, subject, group } = await produce(100);
+    const first = await member(stream, group, "a");
+    const second = await member(stream, group, "b");
+    const a = consume(first.stream);
+    const b = consume(second.stream);
+    await waitFor(() => a.length + b.length >= 100, 20_000, "the first messages");
+    await first.stream.pause();
+    await waitFor(() => second.stream.paused, 10_000, "the other member paused");
+    const deliveredWhilePaused = first.stream.deliveries + second.stream.deliveries;
+    const joiner = await member(stream, group, "c");
+    const c = consume(joiner.stream);
+    await waitFor(() => joiner.stream.paused, 10_000, "the member that joined paused");
+    await add(subject, 100, 100);
+    await waitFor(
+      async () => (await jsm.consumers.info(stream, group)).num_pending === 100,
+      10_000,
+      "the new messages pending on the server",
+    );
+    // several of the members' polls of the pause: nothing is delivered to anyone
+    await delay(3 * PULL_EXPIRES_MS);
+    const info = await jsm.consumers.info(stream, group);
+    expect(info.num_pending).toBe(100);
+    expect(info.num_ack_pending).toBe(0);
+    expect(first.stream.deliveries + second.stream.deliveries + joiner.stream.deliveries).toBe(
+      deliveredWhilePaused,
+    );
+    const flag = await jsm.streams.getMessage(`CHECKPOINT_${stream}_${group}`, {
+      last_by_subj: `$CHECKPOINT.${stream}.${group}.paused`,
+    });
+    expect(flag?.string()).toMatch(/^a \d{4}-/);
+    first.stream.resume();
+    await waitFor(() => a.length + b.length + c.length >= 200, 20_000, "the messages added meanwhile");
+    await waitFor(() => !second.stream.paused && !joiner.stream.paused, 10_000, "every member reading");
+    expect([...a, ...b, ...c].sort((x, y) => x - y)).toEqual(range(200));
+  });
+
+  it("redelivers to another member what a dead member received and left unacknowledged, after ack_wait", async () => {
+    const { stream, group } = await produce(120);
+    const dying = await member(stream, group, "dying", 1_000);
+    const iterator = dying.stream[Symbol.asyncIterator]();
+    await iterator.next(); // it received a batch of 50, handed one out, and dies without acknowledging
+    await dying.nc.close();
+    const survivor: number[] = [];
+    let redelivered = 0;
+    const { stream: orders } = await member(stream, group, "survivor", 1_000);
+    void (async () => {
+      for await (const message of orders) {
+        survivor.push((message.json() as { i: number }).i);
+        if (message.info.redelivered) redelivered++;
+      }
+    })().catch(() => {});
+    await waitFor(() => new Set(survivor).size === 120, 20_000, "the dead member's messages redelivered");
+    // the dead member's batch, the one it handed out included, and nothing else
+    expect(redelivered).toBeGreaterThan(0);
+    expect(redelivered).toBeLessThanOrEqual(50);
+    const info = await waitFor(
+      async () => {
+        const current = await jsm.consumers.info(stream, group);
+        return current.num_ack_pending === 0 && current.num_pending === 0 && current;
+      },
+      10_000,
+      "nothing pending",
+    );
+    expect(info.config.ack_wait).toBe(1_000_000_000);
+  });
+
+  it("replays the group once from the earliest point its recovering members seek", async () => {
+    const { stream, group } = await produce(300);
+    const first = await member(stream, group, "a");
+    const second = await member(stream, group, "b");
+    const a = consume(first.stream);
+    const b = consume(second.stream);
+    await waitFor(() => a.length + b.length >= 300, 20_000, "every message handed out");
+    await first.stream.pause();
+    // both members recover: the later (or equal) point is no second replay; sequences are indices + 1
+    await second.stream.seek(201);
+    await first.stream.seek(251);
+    first.stream.resume();
+    second.stream.resume();
+    await waitFor(() => a.length + b.length >= 400, 20_000, "the replay");
+    await delay(2 * PULL_EXPIRES_MS); // any further replay would come within this time
+    const counts = new Map<number, number>();
+    for (const i of [...a, ...b]) counts.set(i, (counts.get(i) ?? 0) + 1);
+    for (let index = 0; index < 300; index++) expect(counts.get(index)).toBe(index >= 200 ? 2 : 1);
+    // a later downtime replays again, from its own point; a seek behind the last replay (a member that
+    // restarted with the first downtime in its cache) does nothing
+    await second.stream.pause();
+    await first.stream.seek(101);
+    await second.stream.seek(281);
+    first.stream.resume();
+    second.stream.resume();
+    await waitFor(() => a.length + b.length >= 420, 20_000, "the second replay");
+    await delay(2 * PULL_EXPIRES_MS);
+    expect(a.length + b.length).toBe(420);
+    expect((await jsm.consumers.info(stream, group)).config.opt_start_seq).toBe(281);
+  });
+
+  it("leaves only the group's durable consumer on the server after pauses, seeks and close", async () => {
+    const { stream, group } = await produce(20);
+    expect(await consumerNames(stream)).toEqual([]);
+    const { stream: orders } = await member(stream, group, "a");
+    expect((await orders.next()).value?.seq).toBe(1);
+    expect(await consumerNames(stream)).toEqual([group]);
+    for (let cycle = 0; cycle < 3; cycle++) {
+      await orders.pause();
+      await orders.seek(2 + cycle);
+      orders.resume();
+      expect((await orders.next()).value?.seq).toBe(2 + cycle);
+      expect(await consumerNames(stream)).toEqual([group]);
+    }
+    await orders.close();
+    expect(await consumerNames(stream)).toEqual([group]);
+    // deleting a group: its consumer and its own stream
+    await jsm.consumers.delete(stream, group);
+    await jsm.streams.delete(`CHECKPOINT_${stream}_${group}`);
+    expect(await consumerNames(stream)).toEqual([]);
+  });
+
+  it("refuses a bad group, a missing stream, and a group stream name in use", async () => {
+    const js = jetstream(admin);
+    await expectCode(
+      () => natsStream({ js, stream: "S", group: { name: "", consumer: "a" } }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () => natsStream({ js, stream: "S", group: { name: "a.b", consumer: "a" } }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () => natsStream({ js, stream: "S", group: { name: "g" } as never }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () => natsStream({ js, stream: "S", group: { name: "g", consumer: "a", ackWaitMs: 10 } }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () => natsStream({ js, stream: "S", filterSubjects: ["a", "b"], group: { name: "g", consumer: "a" } }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () =>
+        natsStream({
+          js: { consumers: js.consumers } as never,
+          stream: "S",
+          group: { name: "g", consumer: "a" },
+        }),
+      ErrorCode.INVALID_OPTION,
+    );
+    const missing = natsStream({
+      js,
+      stream: uniqueName("none"),
+      group: { name: uniqueName("pricing"), consumer: "a" },
+    });
+    onTestFinished(() => missing.close());
+    await expectCode(() => missing.next(), ErrorCode.NOT_A_STREAM);
+    // another stream and group whose names join into this group's stream name
+    const { stream, group } = await produce(1);
+    await jsm.streams.add({ name: `CHECKPOINT_${stream}_${group}`, subjects: [`${group}.other`] });
+    const { stream: clashing } = await member(stream, group, "a");
+    await expectCode(() => clashing.next(), ErrorCode.INVALID_OPTION);
+  });
+});
