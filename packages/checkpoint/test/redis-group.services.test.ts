@@ -48,12 +48,18 @@ async function add(key: string, count: number, from = 0): Promise<void> {
 }
 
 /** A member of `group` on its own connection, closed after the test. */
-async function member(key: string, group: string, consumer: string, claimIdleMs = 30_000) {
+async function member(
+  key: string,
+  group: string,
+  consumer: string,
+  claimIdleMs = 30_000,
+  pauseLeaseMs = 10_000,
+) {
   const client = await connect();
   const stream = redisStream({
     client,
     key,
-    group: { name: group, consumer, claimIdleMs },
+    group: { name: group, consumer, claimIdleMs, pauseLeaseMs },
     batchSize: 50,
     blockMs: 100,
   });
@@ -157,6 +163,38 @@ describe("redisStream as a consumer group member", () => {
     await delay(500);
     expect(a.length + b.length).toBe(420);
     expect(idAt(new Date(1_700_000_000_123))).toBe("1700000000123-0");
+  });
+
+  it("keeps the group paused while a paused member lives, and not after the last one died", async () => {
+    const { key, group } = await produce(100);
+    const keeper = await member(key, group, "keeper", 30_000, 300);
+    const other = await member(key, group, "other", 30_000, 300);
+    const seen = consume(other.stream);
+    await keeper.stream.pause();
+    await waitFor(() => other.stream.paused, 5_000, "the other member paused");
+    await delay(1_000); // more than three leases: the keeper renews the pause
+    expect(seen).toHaveLength(0);
+    expect(other.stream.paused).toBe(true);
+    keeper.client.destroy(); // killed while paused: nobody renews it
+    await waitFor(() => seen.length === 100, 10_000, "the other member reading again");
+  });
+
+  it("replays from where a member that died while the group was paused had stopped", async () => {
+    const { key, group } = await produce(100);
+    const dying = await member(key, group, "dying");
+    const survivor = await member(key, group, "survivor");
+    const entries = (await admin.xRange(key, "-", "+")) ?? [];
+    const iterator = dying.stream[Symbol.asyncIterator]();
+    for (let index = 0; index < 10; index++) await iterator.next(); // at entry 9, it finds the dependency down
+    await dying.stream.pause();
+    dying.client.destroy();
+    const seen = consume(survivor.stream);
+    // the survivor recovers from a later point of its own: the group still replays from entry 9
+    await survivor.stream.pause();
+    await survivor.stream.seek(entries[60]!.id);
+    survivor.stream.resume();
+    await waitFor(() => new Set(seen).size === 91, 10_000, "every entry from the dead member's point");
+    expect(Math.min(...seen)).toBe(9);
   });
 
   it("refuses a group without a name or a member name", () => {

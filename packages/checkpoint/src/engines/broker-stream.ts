@@ -30,14 +30,21 @@ export interface BrokerSession<R> {
  * and a resume of one member are the group's, and a member paused by another does not read.
  */
 export interface GroupControl<P> {
-  /** Pauses every member: each stops reading before its next read. */
-  pause(): Promise<void>;
+  /**
+   * Pauses every member: each stops reading before its next read. The pause lasts while this member (or
+   * another paused one) lives, until {@link GroupControl.resume}.
+   *
+   * @param at - the position of the last record this member handed out (the one being handled)
+   */
+  pause(at?: P): Promise<void>;
   /** Lets every member read again. */
   resume(): Promise<void>;
   /** Moves the group back so that the record at `position` is delivered again (to some member). */
   seek(position: P): Promise<void>;
   /** Whether a member paused the group; checked before each read. */
   isPaused(): Promise<boolean>;
+  /** This member leaves: it no longer keeps the group paused. */
+  close?(): void;
 }
 
 /** What an adapter gives {@link brokerStream}: how to open a session and where a record is. */
@@ -210,7 +217,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
     const group = this.#engine.group;
     if (group)
       await group
-        .pause()
+        .pause(this.#position)
         .catch((error: unknown) =>
           this.#logger.warn(
             { stream: this.#engine.describe, error },
@@ -241,6 +248,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
     this.#closing.abort();
     this.#closed = (async () => {
       this.#wake();
+      this.#engine.group?.close?.();
       await this.#interrupt();
       await this.#engine.close?.();
     })();

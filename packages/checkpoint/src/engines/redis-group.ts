@@ -11,6 +11,8 @@ export interface RedisGroupSettings {
   consumer: string;
   /** Entries another member received and left unacknowledged this long are taken over, in ms. */
   claimIdleMs: number;
+  /** How long the group's pause outlives the last member that keeps it (it renews it while paused), in ms. */
+  pauseLeaseMs: number;
 }
 
 /** `a <= b` for two stream ids, in Lua. */
@@ -25,49 +27,104 @@ local function older(a, b)
 end
 `;
 
-/** Sets the pause flag (KEYS[1]) to ARGV[1] unless it is set; a new flag starts a downtime (KEYS[2]). */
-const PAUSE = `
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('SET', KEYS[2], ARGV[1]) end
+/**
+ * Sets the pause flag KEYS[1] to ARGV[1] for ARGV[2] ms, or renews it when it is set. A new flag starts a
+ * downtime, unless the last one lapsed unended: the hash KEYS[2] names it and keeps the earliest record a
+ * pausing member was at (ARGV[3], and its predecessor ARGV[4]; none when empty).
+ */
+const PAUSE = `${OLDER}
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  if redis.call('EXISTS', KEYS[2]) == 0 or redis.call('HEXISTS', KEYS[2], 'ended') == 1 then
+    redis.call('DEL', KEYS[2])
+    redis.call('HSET', KEYS[2], 'name', ARGV[1])
+  end
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if ARGV[3] ~= '' then
+  local from = redis.call('HGET', KEYS[2], 'from')
+  if not from or older(ARGV[3], from) then redis.call('HSET', KEYS[2], 'from', ARGV[3], 'before', ARGV[4]) end
+end
 return 1
 `;
 
+/** Lifts the pause KEYS[1] and ends its downtime KEYS[2]. */
+const RESUME = `
+redis.call('DEL', KEYS[1])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'ended', 'resumed') end
+return 1
+`;
+
+/** Moves group ARGV[1] of stream KEYS[1] back to `id` (predecessor `before`) unless done in this downtime. */
+const REPLAY = `
+local function replay(name, id, before)
+  redis.call('HSET', KEYS[2], 'downtime', name, 'id', id)
+  redis.call('XGROUP', 'SETID', KEYS[1], ARGV[1], before)
+end
+`;
+
 /**
- * Moves the group (ARGV[2]) of the stream KEYS[1] back to ARGV[1] (its predecessor is ARGV[3]), once per
- * downtime (KEYS[3] names the current one): within a downtime only further back, since every recovering
- * member seeks and the group must replay once, from the earliest point asked; in a new downtime never behind
- * the last replay (KEYS[2] holds it), since a member that restarts with an old downtime in its cache seeks to
- * where it was then.
+ * Whether the group is paused (KEYS[3]). A pause that lapsed (every member that kept it died) with its
+ * downtime (KEYS[4]) unended ends it here, replaying the group once from the earliest record a pausing member
+ * was at: no member recovered to seek.
  */
-const SEEK_ONCE = `${OLDER}
-local downtime = redis.call('GET', KEYS[3]) or ''
+const CHECK = `${REPLAY}
+if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end
+local downtime = redis.call('HMGET', KEYS[4], 'name', 'from', 'before', 'ended')
+if downtime[1] and not downtime[4] then
+  redis.call('HSET', KEYS[4], 'ended', 'lapsed')
+  if downtime[2] and redis.call('HGET', KEYS[2], 'downtime') ~= downtime[1] then
+    replay(downtime[1], downtime[2], downtime[3])
+  end
+end
+return 0
+`;
+
+/**
+ * Moves the group ARGV[1] of the stream KEYS[1] back to ARGV[2] (its predecessor is ARGV[3]), or to where the
+ * earliest pausing member of the downtime (KEYS[3]) was, when that is earlier (a member that died before it
+ * recovered does not seek). Once per downtime: within one, only further back, since every recovering member
+ * seeks and the group must replay once, from the earliest point; in a new one, never behind the last replay
+ * (KEYS[2]), since a member that restarts with an old downtime in its cache seeks to where it was then.
+ */
+const SEEK_ONCE = `${OLDER}${REPLAY}
+local downtime = redis.call('HMGET', KEYS[3], 'name', 'from', 'before')
+local name = downtime[1] or ''
+local target, before = ARGV[2], ARGV[3]
+if downtime[2] and older(downtime[2], target) then target, before = downtime[2], downtime[3] end
 local last = redis.call('HMGET', KEYS[2], 'downtime', 'id')
 if last[2] then
-  if last[1] == downtime and older(last[2], ARGV[1]) then return 0 end
-  if last[1] ~= downtime and older(ARGV[1], last[2]) then return 0 end
+  if last[1] == name and older(last[2], target) then return 0 end
+  if last[1] ~= name and older(target, last[2]) then return 0 end
 end
-redis.call('HSET', KEYS[2], 'downtime', downtime, 'id', ARGV[1])
-redis.call('XGROUP', 'SETID', KEYS[1], ARGV[2], ARGV[3])
+replay(name, target, before)
 return 1
 `;
 
 /**
- * A consumer group on one Redis stream, as one member sees it: the group's pause flag, its replay point, and
- * the member's read sessions. The flag is the key `<stream key>:<group>:paused` (the member that set it, and
- * when), which every member reads before each `XREADGROUP`; `<stream key>:<group>:downtime` names the last
- * downtime, and `<stream key>:<group>:replay` where the group last replayed from, in which downtime.
+ * A consumer group on one Redis stream, as one member sees it: the group's pause, its replay point, and the
+ * member's read sessions. The pause is the key `<stream key>:<group>:paused` (the member that set it, and
+ * when), which every member reads before each `XREADGROUP`; it expires `pauseLeaseMs` after the last renewal
+ * by a paused member, so that a pause does not outlive every member that keeps it. The hash
+ * `<stream key>:<group>:downtime` names the downtime and the earliest record a pausing member was at;
+ * `<stream key>:<group>:replay` is where the group last replayed from, in which downtime.
  */
 export class RedisGroup implements GroupControl<string> {
   readonly #client: RedisCommandClient;
   readonly #key: string;
   readonly #settings: RedisGroupSettings;
+  readonly #logger: Logger;
   readonly #pausedKey: string;
   readonly #downtimeKey: string;
   readonly #replayKey: string;
+  /** Renews the pause while this member is paused. */
+  #renewal: NodeJS.Timeout | undefined;
 
-  constructor(client: RedisCommandClient, key: string, settings: RedisGroupSettings) {
+  constructor(client: RedisCommandClient, key: string, settings: RedisGroupSettings, logger: Logger) {
     this.#client = client;
     this.#key = key;
     this.#settings = settings;
+    this.#logger = logger;
     this.#pausedKey = `${key}:${settings.name}:paused`;
     this.#downtimeKey = `${key}:${settings.name}:downtime`;
     this.#replayKey = `${key}:${settings.name}:replay`;
@@ -82,20 +139,37 @@ export class RedisGroup implements GroupControl<string> {
     }
   }
 
-  /** Whether a member paused the group. */
+  /** Whether a member paused the group; a pause that lapsed ends its downtime (see {@link CHECK}). */
   async isPaused(): Promise<boolean> {
-    return (await this.#client.sendCommand(["GET", this.#pausedKey])) !== null;
+    const keys = [this.#key, this.#replayKey, this.#pausedKey, this.#downtimeKey];
+    return Number(await this.#client.sendCommand(["EVAL", CHECK, "4", ...keys, this.#settings.name])) === 1;
   }
 
-  /** Pauses every member: sets the flag, naming this member, unless another member set it first. */
-  async pause(): Promise<void> {
+  /**
+   * Pauses every member: sets the pause, naming this member, unless another member set it first, and renews
+   * it until {@link RedisGroup.resume} or {@link RedisGroup.close}.
+   *
+   * @param at - the record this member was at (the one whose pulse found the dependency down)
+   */
+  async pause(at?: string): Promise<void> {
     const flag = `${this.#settings.consumer} ${new Date().toISOString()}`;
-    await this.#client.sendCommand(["EVAL", PAUSE, "2", this.#pausedKey, this.#downtimeKey, flag]);
+    const lease = String(this.#settings.pauseLeaseMs);
+    const from = at === undefined ? ["", ""] : [at, predecessor(at)];
+    const script = ["EVAL", PAUSE, "2", this.#pausedKey, this.#downtimeKey, flag, lease, ...from];
+    await this.#client.sendCommand(script);
+    clearInterval(this.#renewal);
+    this.#renewal = setInterval(() => {
+      this.#client
+        .sendCommand(["PEXPIRE", this.#pausedKey, lease])
+        .catch((error: unknown) => this.#logger.debug({ error }, "renewing the group's pause failed"));
+    }, this.#settings.pauseLeaseMs / 3);
+    this.#renewal.unref();
   }
 
-  /** Lets every member read again. */
+  /** Lets every member read again, and ends the downtime. */
   async resume(): Promise<void> {
-    await this.#client.sendCommand(["DEL", this.#pausedKey]);
+    this.close();
+    await this.#client.sendCommand(["EVAL", RESUME, "2", this.#pausedKey, this.#downtimeKey]);
   }
 
   /** Moves the group back so that `id` is delivered again, once per downtime (see {@link SEEK_ONCE}). */
@@ -107,10 +181,16 @@ export class RedisGroup implements GroupControl<string> {
       this.#key,
       this.#replayKey,
       this.#downtimeKey,
-      id,
       this.#settings.name,
+      id,
       predecessor(id),
     ]);
+  }
+
+  /** Stops renewing the pause: it expires unless another paused member renews it. */
+  close(): void {
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
   }
 
   /**

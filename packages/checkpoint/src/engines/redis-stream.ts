@@ -87,6 +87,12 @@ export interface RedisGroupOptions {
    * one, in ms. Longer than a member may take to handle one batch. Default 30 000.
    */
   claimIdleMs?: number;
+  /**
+   * A paused member renews the group's pause every third of this time; when every member that keeps it has
+   * died, the pause expires after it, and the others read again (and pause again if they find the dependency
+   * still down), in ms. Default 10 000.
+   */
+  pauseLeaseMs?: number;
 }
 
 const schema = v.strictObject({
@@ -110,6 +116,7 @@ const schema = v.strictObject({
       name: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
       consumer: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
       claimIdleMs: durationMs({ min: 1 }).default(30_000),
+      pauseLeaseMs: durationMs({ min: 30 }).default(10_000),
     })
     .optional(),
   ...streamOptionFields,
@@ -163,7 +170,7 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
       ? ` (group ${JSON.stringify(options.group.name)}, member ${JSON.stringify(options.group.consumer)})`
       : "";
     this.describe = `Redis stream ${JSON.stringify(options.key)}${url ? ` at ${redactUrl(url)}` : ""}${member}`;
-    this.group = options.group && new RedisGroup(options.client, options.key, options.group);
+    this.group = options.group && new RedisGroup(options.client, options.key, options.group, options.logger);
   }
 
   async close(): Promise<void> {
