@@ -88,7 +88,10 @@ async function rawMember(group: string, name: string, done: () => boolean): Prom
   try {
     while (!finished) {
       const reply = await client.xReadGroup(group, name, { key, id: ">" }, { COUNT: BATCH, BLOCK: 50 });
-      const messages = reply?.[0]?.messages ?? [];
+      const streams = reply as Array<{
+        messages: Array<{ id: string; message: Record<string, string> }>;
+      }> | null;
+      const messages = streams?.[0]?.messages ?? [];
       for (const message of messages) {
         await pulse(checkpoint, Number(message.message.i), message.id);
         if (done()) finished = true;

@@ -159,7 +159,7 @@ describe("natsStream as a consumer group member", () => {
     const info = await waitFor(
       async () => {
         const current = await jsm.consumers.info(stream, group);
-        return current.num_ack_pending === 0 && current.num_pending === 0 && current;
+        return current.num_ack_pending === 0 && current.num_pending === 0 ? current : undefined;
       },
       10_000,
       "nothing pending",
