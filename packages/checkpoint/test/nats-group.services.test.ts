@@ -54,12 +54,18 @@ async function add(subject: string, count: number, from = 0): Promise<void> {
 }
 
 /** A member of `group` on its own connection, closed after the test. */
-async function member(stream: string, group: string, consumer: string, ackWaitMs = 30_000) {
+async function member(
+  stream: string,
+  group: string,
+  consumer: string,
+  ackWaitMs = 30_000,
+  pauseLeaseMs = 10_000,
+) {
   const nc = await open();
   const orders = natsStream({
     js: jetstream(nc),
     stream,
-    group: { name: group, consumer, ackWaitMs },
+    group: { name: group, consumer, ackWaitMs, pauseLeaseMs },
     batchSize: 50,
     pullExpiresMs: PULL_EXPIRES_MS,
     retryMaxMs: 200,
@@ -198,17 +204,51 @@ describe("natsStream as a consumer group member", () => {
     expect((await jsm.consumers.info(stream, group)).config.opt_start_seq).toBe(281);
   });
 
+  it("keeps the group paused while a paused member lives, and not after the last one died", async () => {
+    const { stream, group } = await produce(100);
+    const keeper = await member(stream, group, "keeper", 30_000, 300);
+    const other = await member(stream, group, "other", 30_000, 300);
+    await keeper.stream.next(); // creates the group; the message is handed out before the pause, not replayed
+    await keeper.stream.pause();
+    const seen = consume(other.stream);
+    await waitFor(() => other.stream.paused, 10_000, "the other member paused");
+    await delay(1_000); // more than three leases: the keeper renews the pause
+    expect(seen).toHaveLength(0);
+    expect(other.stream.paused).toBe(true);
+    await keeper.nc.close(); // killed while paused: nobody renews it
+    // no member recovered: the group replays from where the keeper was, its message included
+    await waitFor(() => seen.length === 100, 10_000, "the other member reading again");
+    expect(seen.sort((x, y) => x - y)).toEqual(range(100));
+  });
+
+  it("replays from where a member that died while the group was paused had stopped", async () => {
+    const { stream, group } = await produce(100);
+    const dying = await member(stream, group, "dying");
+    const survivor = await member(stream, group, "survivor");
+    const iterator = dying.stream[Symbol.asyncIterator]();
+    for (let index = 0; index < 10; index++) await iterator.next(); // at 9 (sequence 10), it finds the dependency down
+    await dying.stream.pause();
+    await dying.nc.close();
+    const seen = consume(survivor.stream);
+    // the survivor recovers from a later point of its own (60, sequence 61): the group still replays from 9
+    await survivor.stream.pause();
+    await survivor.stream.seek(61);
+    survivor.stream.resume();
+    await waitFor(() => new Set(seen).size === 91, 10_000, "every message from the dead member's point");
+    expect(Math.min(...seen)).toBe(9);
+  });
+
   it("leaves only the group's durable consumer on the server after pauses, seeks and close", async () => {
     const { stream, group } = await produce(20);
     expect(await consumerNames(stream)).toEqual([]);
     const { stream: orders } = await member(stream, group, "a");
-    expect((await orders.next()).value?.seq).toBe(1);
-    expect(await consumerNames(stream)).toEqual([group]);
     for (let cycle = 0; cycle < 3; cycle++) {
-      await orders.pause();
-      await orders.seek(2 + cycle);
+      expect((await orders.next()).value?.seq).toBe(1 + cycle);
+      expect(await consumerNames(stream)).toEqual([group]);
+      await orders.pause(); // at that message: the group replays from it at least
+      await orders.seek(1 + cycle);
       orders.resume();
-      expect((await orders.next()).value?.seq).toBe(2 + cycle);
+      expect((await orders.next()).value?.seq).toBe(1 + cycle);
       expect(await consumerNames(stream)).toEqual([group]);
     }
     await orders.close();
@@ -235,6 +275,10 @@ describe("natsStream as a consumer group member", () => {
     );
     await expectCode(
       () => natsStream({ js, stream: "S", group: { name: "g", consumer: "a", ackWaitMs: 10 } }),
+      ErrorCode.INVALID_OPTION,
+    );
+    await expectCode(
+      () => natsStream({ js, stream: "S", group: { name: "g", consumer: "a", pauseLeaseMs: 10 } }),
       ErrorCode.INVALID_OPTION,
     );
     await expectCode(

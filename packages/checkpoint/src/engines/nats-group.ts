@@ -76,7 +76,22 @@ export interface NatsGroupSettings {
   ackWaitMs: number;
   /** The consumer's `filter_subject`; all of the stream's subjects when undefined. */
   filterSubject: string | undefined;
+  /** How long the group's pause outlives the last member that keeps it (it renews it while paused), in ms. */
+  pauseLeaseMs: number;
 }
+
+/** A downtime of the group, as its subject holds it (JSON). */
+interface Downtime {
+  /** The sequence of the flag that started it. */
+  name: string;
+  /** The earliest record a pausing member was at; none when no member said. */
+  from?: number;
+  /** How it ended: the first resume, or a lapse of the pause. */
+  ended?: "resumed" | "lapsed";
+}
+
+/** The flag of a pause that lapsed: empty (a member's name is not). */
+const LAPSED = "";
 
 /** Where a new group's consumer starts: a `deliver_policy` and its argument. */
 export type NatsGroupStart =
@@ -94,22 +109,31 @@ const SEEK_ATTEMPTS = 5;
 /**
  * A consumer group on one JetStream stream, as one member sees it: the group's durable pull consumer (named
  * after the group), and the group's own stream `CHECKPOINT_<stream>_<group>`, one message per subject
- * `$CHECKPOINT.<stream>.<group>.{paused,downtime,replay}`: the pause flag (the member that set it, and when),
- * which every member reads before each fetch; the name of the last downtime (the sequence of the flag that
- * started it); and where the group last replayed from, in which downtime.
+ * `$CHECKPOINT.<stream>.<group>.{paused,downtime,replay}`: the pause flag (the member that set it, and when,
+ * republished by each paused member every third of `pauseLeaseMs`; empty once it lapsed), which every member
+ * reads before each fetch; the last downtime (its name, the earliest record a pausing member was at, whether
+ * it ended); and where the group last replayed from, in which downtime.
  */
 export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<number> {
   readonly #js: NatsGroupClient<M>;
   readonly #stream: string;
   readonly #settings: NatsGroupSettings;
   readonly #own: string;
+  readonly #logger: Logger;
   readonly #subject: (key: "paused" | "downtime" | "replay") => string;
   #manager: Promise<NatsGroupManager> | undefined;
+  /** Renews the flag while this member is paused. */
+  #renewal: NodeJS.Timeout | undefined;
+  /** The live flag this member last saw, and since when (on its own clock, so no two clocks need agree). */
+  #seen: { seq: number; since: number } | undefined;
+  /** The sequence of the lapsed flag whose downtime this member found ended: not looked at again. */
+  #settled: number | undefined;
 
-  constructor(js: NatsGroupClient<M>, stream: string, settings: NatsGroupSettings) {
+  constructor(js: NatsGroupClient<M>, stream: string, settings: NatsGroupSettings, logger: Logger) {
     this.#js = js;
     this.#stream = stream;
     this.#settings = settings;
+    this.#logger = logger;
     this.#own = groupStreamName(stream, settings.name);
     this.#subject = (key) => `$CHECKPOINT.${stream}.${settings.name}.${key}`;
   }
@@ -142,44 +166,112 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
     });
   }
 
-  /** Whether a member paused the group. */
+  /**
+   * Whether a member paused the group. A flag that stayed the same message for longer than `pauseLeaseMs` on
+   * this member's clock lapsed (every member that kept it died): the first member to see that replaces it by
+   * an empty message (a compare-and-set on the flag's sequence, so one member does), and the first that finds
+   * the empty flag with its downtime unended ends it and replays the group once from the earliest record a
+   * pausing member was at, since no member recovered to seek.
+   */
   async isPaused(): Promise<boolean> {
-    return (await this.#get("paused")) !== null;
+    for (;;) {
+      const flag = await this.#get("paused");
+      if (!flag || flag.seq === this.#settled) return false;
+      if (flag.string() !== LAPSED) {
+        if (this.#seen?.seq !== flag.seq) this.#seen = { seq: flag.seq, since: performance.now() };
+        if (performance.now() - this.#seen.since <= this.#settings.pauseLeaseMs) return true;
+        await this.#publish("paused", LAPSED, flag.seq); // or another member renewed or ended it: looked at again
+        continue;
+      }
+      const stored = await this.#get("downtime");
+      const downtime = stored && readDowntime(stored);
+      if (downtime && downtime.ended === undefined) {
+        const ended = JSON.stringify({ ...downtime, ended: "lapsed" } satisfies Downtime);
+        if ((await this.#publish("downtime", ended, stored.seq)) === undefined) continue;
+        if (downtime.from !== undefined) await this.seek(downtime.from);
+      }
+      this.#settled = flag.seq;
+      return false;
+    }
   }
 
-  /** Pauses every member: sets the flag, naming this member, unless another member set it first. */
-  async pause(): Promise<void> {
-    const flag = `${this.#settings.consumer} ${new Date().toISOString()}`;
-    const created = await this.#publish("paused", flag, 0);
-    // a new flag starts a downtime, named by the flag's sequence
-    if (created !== undefined) await this.#js.publish(this.#subject("downtime"), String(created));
+  /**
+   * Pauses every member: sets the flag, naming this member, or renews it when another member set it, and
+   * renews it every third of `pauseLeaseMs` until {@link NatsGroup.resume} or {@link NatsGroup.close}. A new
+   * flag starts a downtime, named by its sequence, unless the last one lapsed unended (it continues it); the
+   * downtime keeps the earliest record a pausing member was at.
+   *
+   * @param at - the sequence of the record this member was at (the one whose pulse found the dependency down)
+   */
+  async pause(at?: number): Promise<void> {
+    let created: number | undefined;
+    for (;;) {
+      const flag = await this.#get("paused");
+      const live = flag !== null && flag.string() !== LAPSED;
+      const seq = await this.#publish("paused", this.#flag(), flag?.seq ?? 0);
+      if (seq === undefined) continue; // another member set, renewed or lapsed it meanwhile
+      if (!live) created = seq;
+      break;
+    }
+    for (;;) {
+      const stored = await this.#get("downtime");
+      const downtime = stored && readDowntime(stored);
+      let next: Downtime;
+      if (created !== undefined && (!downtime || downtime.ended !== undefined))
+        next = { name: String(created), ...(at === undefined ? {} : { from: at }) };
+      // written even when `at` is not earlier, when this flag continues it: a lapse that ends it meanwhile fails
+      else if (downtime && downtime.ended === undefined) {
+        const earlier = at !== undefined && (downtime.from === undefined || at < downtime.from);
+        if (!earlier && created === undefined) break;
+        next = earlier ? { ...downtime, from: at } : downtime;
+      } else break;
+      if ((await this.#publish("downtime", JSON.stringify(next), stored?.seq ?? 0)) !== undefined) break;
+    }
+    this.#renew();
   }
 
-  /** Lets every member read again. */
+  /** Lets every member read again: ends the downtime, then purges the flag. */
   async resume(): Promise<void> {
+    this.close();
+    for (;;) {
+      const stored = await this.#get("downtime");
+      const downtime = stored && readDowntime(stored);
+      if (!downtime || downtime.ended !== undefined) break;
+      const ended = JSON.stringify({ ...downtime, ended: "resumed" } satisfies Downtime);
+      if ((await this.#publish("downtime", ended, stored.seq)) !== undefined) break;
+    }
     await (await this.#jsm()).streams.purge(this.#own, { filter: this.#subject("paused") });
   }
 
   /**
-   * Moves the group back so that the message at `seq` is delivered again, once per downtime: within a
-   * downtime only further back, since every recovering member seeks and the group must replay once, from
-   * the earliest point asked; in a new downtime never behind the last replay, since a member that restarts
-   * with an old downtime in its cache seeks to where it was then. The replay point is written with a
-   * compare-and-set on its subject's last sequence, then the group's consumer is recreated at it (unless it
-   * was, since that point was written).
+   * Moves the group back so that the message at `seq` is delivered again, or the message where the earliest
+   * pausing member of the downtime was, when that is earlier (a member that died before it recovered does not
+   * seek). Once per downtime: within a downtime only further back, since every recovering member seeks and
+   * the group must replay once, from the earliest point; in a new downtime never behind the last replay, since
+   * a member that restarts with an old downtime in its cache seeks to where it was then. The replay point is
+   * written with a compare-and-set on its subject's last sequence, then the group's consumer is recreated at
+   * it (unless it was, since that point was written).
    */
   async seek(seq: number): Promise<void> {
     for (;;) {
-      const downtime = (await this.#get("downtime"))?.string() ?? "";
+      const downtime = await this.#get("downtime");
+      const { name, from } = (downtime && readDowntime(downtime)) ?? { name: "" };
+      const target = from === undefined ? seq : Math.min(seq, from);
       const stored = await this.#get("replay");
       const last = stored && (JSON.parse(stored.string()) as { downtime: string; seq: number });
       // no further back: the group replays from the point written, which a seek that failed may not have reached
-      if (last && last.downtime === downtime && last.seq <= seq) break;
-      if (last && last.downtime !== downtime && seq < last.seq) return;
-      const replay = JSON.stringify({ downtime, seq });
+      if (last && last.downtime === name && last.seq <= target) break;
+      if (last && last.downtime !== name && target < last.seq) return;
+      const replay = JSON.stringify({ downtime: name, seq: target });
       if ((await this.#publish("replay", replay, stored?.seq ?? 0)) !== undefined) break;
     }
     await this.#moveConsumer();
+  }
+
+  /** Stops renewing the flag: it lapses unless another paused member renews it. */
+  close(): void {
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
   }
 
   /**
@@ -199,6 +291,30 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
       },
       (error) => logger.warn({ error, stream: this.#stream }, "acknowledging handed-out messages failed"),
     );
+  }
+
+  /** Republishes the flag every third of `pauseLeaseMs`, while it is set and live (else nothing). */
+  #renew(): void {
+    clearInterval(this.#renewal);
+    let renewing = false;
+    this.#renewal = setInterval(async () => {
+      if (renewing) return;
+      renewing = true;
+      try {
+        const flag = await this.#get("paused");
+        if (flag && flag.string() !== LAPSED) await this.#publish("paused", this.#flag(), flag.seq);
+      } catch (error) {
+        this.#logger.debug({ error }, "renewing the group's pause failed");
+      } finally {
+        renewing = false;
+      }
+    }, this.#settings.pauseLeaseMs / 3);
+    this.#renewal.unref();
+  }
+
+  /** The flag's payload: this member, and now. */
+  #flag(): string {
+    return `${this.#settings.consumer} ${new Date().toISOString()}`;
   }
 
   /**
@@ -256,7 +372,11 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
    * Publishes `payload` on one of the group's subjects if the subject's last sequence is `expected` (0: no
    * message); resolves the new message's sequence, or undefined when the subject had moved on.
    */
-  async #publish(key: "paused" | "replay", payload: string, expected: number): Promise<number | undefined> {
+  async #publish(
+    key: "paused" | "downtime" | "replay",
+    payload: string,
+    expected: number,
+  ): Promise<number | undefined> {
     try {
       return (
         await this.#js.publish(this.#subject(key), payload, { expect: { lastSubjectSequence: expected } })
@@ -274,6 +394,11 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
     });
     return this.#manager;
   }
+}
+
+/** The downtime a message of the group's `downtime` subject holds. */
+function readDowntime(message: StoredMessage): Downtime {
+  return JSON.parse(message.string()) as Downtime;
 }
 
 /** The name of the stream that holds the pause flag and replay point of `group` on `stream`. */

@@ -110,6 +110,12 @@ export interface NatsGroupOptions {
    * seek). Longer than a member may take to handle one batch. Default 30 000.
    */
   ackWaitMs?: number;
+  /**
+   * A paused member republishes the group's pause flag every third of this time; when every member that
+   * keeps it has died, the other members find the flag unchanged for this long (on their own clocks) and read
+   * again (and pause the group again if they find the dependency still down), in ms. Default 10 000.
+   */
+  pauseLeaseMs?: number;
 }
 
 const sequence = v.number().int().min(1);
@@ -140,6 +146,7 @@ const schema = v.strictObject({
       name: token,
       consumer: v.string({ error: "a non-empty string" }).min(1, { error: "a non-empty string" }),
       ackWaitMs: durationMs({ min: 1_000 }).default(30_000),
+      pauseLeaseMs: durationMs({ min: 30 }).default(10_000),
     })
     .optional(),
   ...streamOptionFields,
@@ -211,10 +218,15 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
     this.describe = `JetStream stream ${JSON.stringify(stream)}${member}`;
     this.group =
       group &&
-      new NatsGroup(options.js as unknown as NatsGroupClient<M & NatsGroupMessage>, stream, {
-        ...group,
-        filterSubject: Array.isArray(filterSubjects) ? filterSubjects[0] : filterSubjects,
-      });
+      new NatsGroup(
+        options.js as unknown as NatsGroupClient<M & NatsGroupMessage>,
+        stream,
+        {
+          ...group,
+          filterSubject: Array.isArray(filterSubjects) ? filterSubjects[0] : filterSubjects,
+        },
+        options.logger,
+      );
   }
 
   positionOf(message: M): number {
