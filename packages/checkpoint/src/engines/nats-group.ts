@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Logger } from "@x/core";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerSession, GroupControl } from "./broker-stream.js";
@@ -33,7 +34,6 @@ export interface NatsGroupManager {
     add(config: { name: string; subjects: string[]; max_msgs_per_subject: number }): Promise<unknown>;
     info(stream: string): Promise<{ config: { subjects?: string[] } }>;
     getMessage(stream: string, query: { last_by_subj: string }): Promise<StoredMessage | null>;
-    purge(stream: string, options: { filter: string }): Promise<unknown>;
   };
   consumers: {
     info(
@@ -80,18 +80,18 @@ export interface NatsGroupSettings {
   pauseLeaseMs: number;
 }
 
-/** A downtime of the group, as its subject holds it (JSON). */
-interface Downtime {
-  /** The sequence of the flag that started it. */
+/** The group's pause flag, and the downtime it belongs to, as the `paused` subject holds it (JSON). */
+interface Pause {
+  /** The downtime's name, drawn by the pause that started it. */
   name: string;
+  /** The member that last set or renewed the flag, and when (ISO 8601). */
+  member: string;
+  time: string;
   /** The earliest record a pausing member was at; none when no member said. */
   from?: number;
-  /** How it ended: the first resume, or a lapse of the pause. */
+  /** How the downtime ended: the first resume, or a lapse of the pause. Paused while undefined. */
   ended?: "resumed" | "lapsed";
 }
-
-/** The flag of a pause that lapsed: empty (a member's name is not). */
-const LAPSED = "";
 
 /** Where a new group's consumer starts: a `deliver_policy` and its argument. */
 export type NatsGroupStart =
@@ -109,10 +109,10 @@ const SEEK_ATTEMPTS = 5;
 /**
  * A consumer group on one JetStream stream, as one member sees it: the group's durable pull consumer (named
  * after the group), and the group's own stream `CHECKPOINT_<stream>_<group>`, one message per subject
- * `$CHECKPOINT.<stream>.<group>.{paused,downtime,replay}`: the pause flag (the member that set it, and when,
- * republished by each paused member every third of `pauseLeaseMs`; empty once it lapsed), which every member
- * reads before each fetch; the last downtime (its name, the earliest record a pausing member was at, whether
- * it ended); and where the group last replayed from, in which downtime.
+ * `$CHECKPOINT.<stream>.<group>.{paused,replay}`: the pause flag and its downtime (the member that set or
+ * renewed it, and when; the downtime's name, the earliest record a pausing member was at, whether it ended),
+ * which every member reads before each fetch and each paused member republishes every third of
+ * `pauseLeaseMs`; and where the group last replayed from, in which downtime.
  */
 export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<number> {
   readonly #js: NatsGroupClient<M>;
@@ -120,14 +120,12 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
   readonly #settings: NatsGroupSettings;
   readonly #own: string;
   readonly #logger: Logger;
-  readonly #subject: (key: "paused" | "downtime" | "replay") => string;
+  readonly #subject: (key: "paused" | "replay") => string;
   #manager: Promise<NatsGroupManager> | undefined;
   /** Renews the flag while this member is paused. */
   #renewal: NodeJS.Timeout | undefined;
   /** The live flag this member last saw, and since when (on its own clock, so no two clocks need agree). */
   #seen: { seq: number; since: number } | undefined;
-  /** The sequence of the lapsed flag whose downtime this member found ended: not looked at again. */
-  #settled: number | undefined;
 
   constructor(js: NatsGroupClient<M>, stream: string, settings: NatsGroupSettings, logger: Logger) {
     this.#js = js;
@@ -167,80 +165,63 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
   }
 
   /**
-   * Whether a member paused the group. A flag that stayed the same message for longer than `pauseLeaseMs` on
-   * this member's clock lapsed (every member that kept it died): the first member to see that replaces it by
-   * an empty message (a compare-and-set on the flag's sequence, so one member does), and the first that finds
-   * the empty flag with its downtime unended ends it and replays the group once from the earliest record a
-   * pausing member was at, since no member recovered to seek.
+   * Whether a member paused the group. A pause whose flag stayed the same message for longer than
+   * `pauseLeaseMs` on this member's clock lapsed (every member that kept it died): this member replays the
+   * group from the earliest record a pausing member was at, since no member recovered to seek, then ends the
+   * downtime with a compare-and-set on the flag's sequence (a member that renewed it meanwhile keeps the group
+   * paused; the replay, once per downtime, is not repeated by a second member that sees the lapse).
    */
   async isPaused(): Promise<boolean> {
     for (;;) {
-      const flag = await this.#get("paused");
-      if (!flag || flag.seq === this.#settled) return false;
-      if (flag.string() !== LAPSED) {
-        if (this.#seen?.seq !== flag.seq) this.#seen = { seq: flag.seq, since: performance.now() };
-        if (performance.now() - this.#seen.since <= this.#settings.pauseLeaseMs) return true;
-        await this.#publish("paused", LAPSED, flag.seq); // or another member renewed or ended it: looked at again
-        continue;
-      }
-      const stored = await this.#get("downtime");
-      const downtime = stored && readDowntime(stored);
-      if (downtime && downtime.ended === undefined) {
-        const ended = JSON.stringify({ ...downtime, ended: "lapsed" } satisfies Downtime);
-        if ((await this.#publish("downtime", ended, stored.seq)) === undefined) continue;
-        if (downtime.from !== undefined) await this.seek(downtime.from);
-      }
-      this.#settled = flag.seq;
-      return false;
+      const stored = await this.#get("paused");
+      const pause = stored && readPause(stored);
+      if (!pause || pause.ended !== undefined) return false;
+      if (this.#seen?.seq !== stored.seq) this.#seen = { seq: stored.seq, since: performance.now() };
+      if (performance.now() - this.#seen.since <= this.#settings.pauseLeaseMs) return true;
+      if (pause.from !== undefined) await this.seek(pause.from);
+      await this.#publish(
+        "paused",
+        JSON.stringify({ ...pause, ended: "lapsed" } satisfies Pause),
+        stored.seq,
+      );
     }
   }
 
   /**
    * Pauses every member: sets the flag, naming this member, or renews it when another member set it, and
    * renews it every third of `pauseLeaseMs` until {@link NatsGroup.resume} or {@link NatsGroup.close}. A new
-   * flag starts a downtime, named by its sequence, unless the last one lapsed unended (it continues it); the
-   * downtime keeps the earliest record a pausing member was at.
+   * flag starts a downtime; one that lapsed and nobody ended yet is continued. The flag keeps the earliest
+   * record a pausing member was at, in the same compare-and-set as the flag itself.
    *
    * @param at - the sequence of the record this member was at (the one whose pulse found the dependency down)
    */
   async pause(at?: number): Promise<void> {
-    let created: number | undefined;
     for (;;) {
-      const flag = await this.#get("paused");
-      const live = flag !== null && flag.string() !== LAPSED;
-      const seq = await this.#publish("paused", this.#flag(), flag?.seq ?? 0);
-      if (seq === undefined) continue; // another member set, renewed or lapsed it meanwhile
-      if (!live) created = seq;
-      break;
-    }
-    for (;;) {
-      const stored = await this.#get("downtime");
-      const downtime = stored && readDowntime(stored);
-      let next: Downtime;
-      if (created !== undefined && (!downtime || downtime.ended !== undefined))
-        next = { name: String(created), ...(at === undefined ? {} : { from: at }) };
-      // written even when `at` is not earlier, when this flag continues it: a lapse that ends it meanwhile fails
-      else if (downtime && downtime.ended === undefined) {
-        const earlier = at !== undefined && (downtime.from === undefined || at < downtime.from);
-        if (!earlier && created === undefined) break;
-        next = earlier ? { ...downtime, from: at } : downtime;
-      } else break;
-      if ((await this.#publish("downtime", JSON.stringify(next), stored?.seq ?? 0)) !== undefined) break;
+      const stored = await this.#get("paused");
+      const pause = stored && readPause(stored);
+      const from = [pause?.ended === undefined ? pause?.from : undefined, at].filter(
+        (seq) => seq !== undefined,
+      );
+      const next: Pause = {
+        name: pause && pause.ended === undefined ? pause.name : randomUUID(),
+        ...this.#stamp(),
+        ...(from.length === 0 ? {} : { from: Math.min(...from) }),
+      };
+      if ((await this.#publish("paused", JSON.stringify(next), stored?.seq ?? 0)) !== undefined) break;
     }
     this.#renew();
   }
 
-  /** Lets every member read again: ends the downtime, then purges the flag. */
+  /** Lets every member read again: ends the downtime. */
   async resume(): Promise<void> {
     this.close();
     for (;;) {
-      const stored = await this.#get("downtime");
-      const downtime = stored && readDowntime(stored);
-      if (!downtime || downtime.ended !== undefined) break;
-      const ended = JSON.stringify({ ...downtime, ended: "resumed" } satisfies Downtime);
-      if ((await this.#publish("downtime", ended, stored.seq)) !== undefined) break;
+      const stored = await this.#get("paused");
+      const pause = stored && readPause(stored);
+      if (!pause || pause.ended !== undefined) return;
+      const ended = JSON.stringify({ ...pause, ended: "resumed" } satisfies Pause);
+      if ((await this.#publish("paused", ended, stored.seq)) !== undefined) return;
     }
-    await (await this.#jsm()).streams.purge(this.#own, { filter: this.#subject("paused") });
   }
 
   /**
@@ -254,8 +235,8 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
    */
   async seek(seq: number): Promise<void> {
     for (;;) {
-      const downtime = await this.#get("downtime");
-      const { name, from } = (downtime && readDowntime(downtime)) ?? { name: "" };
+      const pause = await this.#get("paused");
+      const { name, from } = (pause && readPause(pause)) ?? { name: "" };
       const target = from === undefined ? seq : Math.min(seq, from);
       const stored = await this.#get("replay");
       const last = stored && (JSON.parse(stored.string()) as { downtime: string; seq: number });
@@ -301,8 +282,10 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
       if (renewing) return;
       renewing = true;
       try {
-        const flag = await this.#get("paused");
-        if (flag && flag.string() !== LAPSED) await this.#publish("paused", this.#flag(), flag.seq);
+        const stored = await this.#get("paused");
+        const pause = stored && readPause(stored);
+        if (pause && pause.ended === undefined)
+          await this.#publish("paused", JSON.stringify({ ...pause, ...this.#stamp() }), stored.seq);
       } catch (error) {
         this.#logger.debug({ error }, "renewing the group's pause failed");
       } finally {
@@ -312,9 +295,9 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
     this.#renewal.unref();
   }
 
-  /** The flag's payload: this member, and now. */
-  #flag(): string {
-    return `${this.#settings.consumer} ${new Date().toISOString()}`;
+  /** Who set or renews the flag, and when: this member, now. */
+  #stamp(): Pick<Pause, "member" | "time"> {
+    return { member: this.#settings.consumer, time: new Date().toISOString() };
   }
 
   /**
@@ -364,7 +347,7 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
   }
 
   /** The last message on one of the group's subjects; null when there is none. */
-  async #get(key: "paused" | "downtime" | "replay"): Promise<StoredMessage | null> {
+  async #get(key: "paused" | "replay"): Promise<StoredMessage | null> {
     return (await this.#jsm()).streams.getMessage(this.#own, { last_by_subj: this.#subject(key) });
   }
 
@@ -372,11 +355,7 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
    * Publishes `payload` on one of the group's subjects if the subject's last sequence is `expected` (0: no
    * message); resolves the new message's sequence, or undefined when the subject had moved on.
    */
-  async #publish(
-    key: "paused" | "downtime" | "replay",
-    payload: string,
-    expected: number,
-  ): Promise<number | undefined> {
+  async #publish(key: "paused" | "replay", payload: string, expected: number): Promise<number | undefined> {
     try {
       return (
         await this.#js.publish(this.#subject(key), payload, { expect: { lastSubjectSequence: expected } })
@@ -396,9 +375,9 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
   }
 }
 
-/** The downtime a message of the group's `downtime` subject holds. */
-function readDowntime(message: StoredMessage): Downtime {
-  return JSON.parse(message.string()) as Downtime;
+/** The pause a message of the group's `paused` subject holds. */
+function readPause(message: StoredMessage): Pause {
+  return JSON.parse(message.string()) as Pause;
 }
 
 /** The name of the stream that holds the pause flag and replay point of `group` on `stream`. */
