@@ -1,22 +1,27 @@
 // One member of a consumer group pricing orders, as a user writes it (the README's "Consumer groups on
-// Redis"), run as a child process (startMember in member-logs.ts). It appends a JSON line to its log for each order it handles and for each
-// pause, seek, resume and price, written synchronously so that a SIGKILL loses none.
+// Redis" and "on NATS"), run as a child process (startMember in member-logs.ts) on the broker that its config
+// names (member-engines.ts). It appends a JSON line to its log for each order it handles and for each pause,
+// seek, resume and price, written synchronously so that a SIGKILL loses none.
 import { closeSync, openSync, writeSync } from "node:fs";
 import { Checkpoint, Dependency } from "@x/checkpoint";
-import { RedisCache, redisStream } from "@x/checkpoint/redis";
-import { createClient } from "redis";
+import { openMemberEngine } from "./member-engines.js";
 
 /** What a member is told by the test. */
 export interface MemberConfig {
+  engine: "redis" | "nats";
+  /** The broker: a Redis URL, or a NATS server `host:port`. */
   url: string;
-  ordersKey: string;
-  pricesKey: string;
+  /** The orders' and the prices' Redis stream keys or JetStream stream names. */
+  orders: string;
+  prices: string;
   group: string;
   consumer: string;
+  /** The prefix of the checkpoint's keys in Redis (not used on NATS, where the checkpoint lives in memory). */
   cachePrefix: string;
   logFile: string;
   batchSize: number;
-  claimIdleMs: number;
+  /** How long a dead member's unacknowledged records wait for another member: `claimIdleMs`, `ackWaitMs`. */
+  redeliverMs: number;
   downtimeThresholdMs: number;
 }
 
@@ -38,26 +43,17 @@ export async function runMember(config: MemberConfig): Promise<void> {
   const write = (line: MemberLogLine) => writeSync(log, `${JSON.stringify(line)}\n`);
   process.once("exit", () => closeSync(log));
 
-  const orders = redisStream({
-    client: createClient({ url: config.url }),
-    key: config.ordersKey,
-    group: { name: config.group, consumer: config.consumer, claimIdleMs: config.claimIdleMs },
-    batchSize: config.batchSize,
-  });
-  const cache = new RedisCache({
-    client: await createClient({ url: config.url }).connect(),
-    prefix: config.cachePrefix,
-  });
+  const { orders, prices: priceTimes, cache, timeOf, idOf } = await openMemberEngine(config);
   const prices = new Dependency("prices", { downtimeThresholdMs: config.downtimeThresholdMs });
   const cp = await Checkpoint.open(`pricing-${config.consumer}`, {
     dependent: orders,
     dependencies: [prices],
-    cache,
+    ...(cache ? { cache } : {}),
     // from where this member saw the prices down: the group replays once, from the earliest such point
     recoveryCallback: (_cp, dep) => {
-      const { id } = dep.checkpointState as { id: string };
-      write({ kind: "seek", id, at: Date.now() });
-      return orders.seek(id);
+      const { position } = dep.checkpointState as { position: unknown };
+      write({ kind: "seek", id: idOf(position), at: Date.now() });
+      return orders.seek(position);
     },
   });
   let lastOrder = "";
@@ -70,20 +66,20 @@ export async function runMember(config: MemberConfig): Promise<void> {
     write({ kind: seenPaused ? "paused-seen" : "running-seen", at: Date.now() });
   }, PAUSED_POLL_MS);
 
-  const priceStream = redisStream({ client: createClient({ url: config.url }), key: config.pricesKey });
   const followPrices = async () => {
-    for await (const price of priceStream) {
+    for await (const time of priceTimes) {
       const wasDown = prices.isDown;
-      const { isLate } = await cp.heartbeat(price.time);
-      write({ kind: "price", time: price.time.getTime(), late: isLate, at: Date.now() });
+      const { isLate } = await cp.heartbeat(time);
+      write({ kind: "price", time: time.getTime(), late: isLate, at: Date.now() });
       if (wasDown && !isLate) write({ kind: "resumed", at: Date.now() });
     }
   };
   const priceOrders = async () => {
     for await (const order of orders) {
-      lastOrder = order.id;
-      write({ kind: "handled", id: order.id, at: Date.now(), paused: orders.paused });
-      await cp.checkPulse(order.time, { id: order.id });
+      const position = orders.position;
+      lastOrder = idOf(position);
+      write({ kind: "handled", id: lastOrder, at: Date.now(), paused: orders.paused });
+      await cp.checkPulse(timeOf(order), { position });
     }
   };
   console.log("ready");
