@@ -86,6 +86,14 @@ function consume(stream: AsyncIterable<JsMsg>) {
   return seen;
 }
 
+/** Waits until the group's consumer has no message delivered and unacknowledged. */
+const settled = (stream: string, group: string) =>
+  waitFor(
+    async () => (await jsm.consumers.info(stream, group)).num_ack_pending === 0,
+    10_000,
+    "every handed-out message acknowledged",
+  );
+
 const range = (length: number) => Array.from({ length }, (_, index) => index);
 const consumerNames = async (stream: string) =>
   (await jsm.consumers.list(stream).next()).map((info) => info.name);
@@ -180,28 +188,37 @@ describe("natsStream as a consumer group member", () => {
     const a = consume(first.stream);
     const b = consume(second.stream);
     await waitFor(() => a.length + b.length >= 300, 20_000, "every message handed out");
+    // the pausing member's last record is a replay point too (its pulse found the dependency down)
+    const from = Math.min(200, (first.stream.position as number) - 1);
     await first.stream.pause();
+    // every member stopped and acknowledged what it handed out (else the replay starts at the first
+    // message nobody acknowledged, as for a dead member)
+    await settled(stream, group);
     // both members recover: the later (or equal) point is no second replay; sequences are indices + 1
     await second.stream.seek(201);
     await first.stream.seek(251);
     first.stream.resume();
     second.stream.resume();
-    await waitFor(() => a.length + b.length >= 400, 20_000, "the replay");
+    await waitFor(() => a.length + b.length >= 600 - from, 20_000, "the replay");
     await delay(2 * PULL_EXPIRES_MS); // any further replay would come within this time
     const counts = new Map<number, number>();
     for (const i of [...a, ...b]) counts.set(i, (counts.get(i) ?? 0) + 1);
-    for (let index = 0; index < 300; index++) expect(counts.get(index)).toBe(index >= 200 ? 2 : 1);
+    for (let index = 0; index < 300; index++) expect(counts.get(index)).toBe(index >= from ? 2 : 1);
     // a later downtime replays again, from its own point; a seek behind the last replay (a member that
     // restarted with the first downtime in its cache) does nothing
+    // (no position when it handed out nothing since its seek)
+    const at = second.stream.position as number | undefined;
+    const from2 = at === undefined ? 280 : Math.min(280, at - 1);
     await second.stream.pause();
+    await settled(stream, group);
     await first.stream.seek(101);
     await second.stream.seek(281);
     first.stream.resume();
     second.stream.resume();
-    await waitFor(() => a.length + b.length >= 420, 20_000, "the second replay");
+    await waitFor(() => a.length + b.length >= 900 - from - from2, 20_000, "the second replay");
     await delay(2 * PULL_EXPIRES_MS);
-    expect(a.length + b.length).toBe(420);
-    expect((await jsm.consumers.info(stream, group)).config.opt_start_seq).toBe(281);
+    expect(a.length + b.length).toBe(900 - from - from2);
+    expect((await jsm.consumers.info(stream, group)).config.opt_start_seq).toBe(from2 + 1);
   });
 
   it("keeps the group paused while a paused member lives, and not after the last one died", async () => {
@@ -236,6 +253,22 @@ describe("natsStream as a consumer group member", () => {
     survivor.stream.resume();
     await waitFor(() => new Set(seen).size === 91, 10_000, "every message from the dead member's point");
     expect(Math.min(...seen)).toBe(9);
+  });
+
+  it("a replay keeps what a dead member received and never acknowledged, before the replay point", async () => {
+    const { stream, group } = await produce(100);
+    const dying = await member(stream, group, "dying");
+    const iterator = dying.stream[Symbol.asyncIterator]();
+    await iterator.next(); // it received 0–49, handed out 0, and dies without acknowledging any
+    await dying.nc.close();
+    const survivor = await member(stream, group, "survivor");
+    const seen = consume(survivor.stream);
+    await waitFor(() => seen.length >= 50, 10_000, "the messages nobody received");
+    // recreating the consumer at 60 (sequence 61) would forget 0–49: the replay starts at 0
+    await survivor.stream.pause();
+    await survivor.stream.seek(61);
+    survivor.stream.resume();
+    await waitFor(() => new Set(seen).size === 100, 10_000, "the dead member's messages");
   });
 
   it("leaves only the group's durable consumer on the server after pauses, seeks and close", async () => {

@@ -39,7 +39,12 @@ export interface NatsGroupManager {
     info(
       stream: string,
       name: string,
-    ): Promise<{ created: string; config: { deliver_policy: string; opt_start_seq?: number } }>;
+    ): Promise<{
+      created: string;
+      config: { deliver_policy: string; opt_start_seq?: number };
+      /** Every message up to this stream sequence is acknowledged. */
+      ack_floor?: { stream_seq: number };
+    }>;
     add(stream: string, config: object): Promise<unknown>;
     delete(stream: string, name: string): Promise<unknown>;
   };
@@ -234,10 +239,18 @@ export class NatsGroup<M extends NatsGroupMessage> implements GroupControl<numbe
    * it (unless it was, since that point was written).
    */
   async seek(seq: number): Promise<void> {
+    // Recreating the consumer forgets what it delivered and nobody acknowledged (a dead member's batch): the
+    // replay starts no later than the first such message, at the cost of replaying acknowledged ones after it.
+    const info = await this.#consumerInfo(await this.#jsm());
+    // (a consumer that a replay created at a sequence delivered nothing before it)
+    const unacknowledged =
+      info?.ack_floor === undefined
+        ? seq
+        : Math.max(info.ack_floor.stream_seq + 1, info.config.opt_start_seq ?? 0);
     for (;;) {
       const pause = await this.#get("paused");
       const { name, from } = (pause && readPause(pause)) ?? { name: "" };
-      const target = from === undefined ? seq : Math.min(seq, from);
+      const target = Math.min(seq, from ?? seq, unacknowledged);
       const stored = await this.#get("replay");
       const last = stored && (JSON.parse(stored.string()) as { downtime: string; seq: number });
       // no further back: the group replays from the point written, which a seek that failed may not have reached
