@@ -44,7 +44,7 @@ export interface GroupControl<P> {
   /** Whether a member paused the group; checked before each read. */
   isPaused(): Promise<boolean>;
   /** This member leaves: it no longer keeps the group paused. */
-  close?(): void;
+  close(): void;
 }
 
 /** What an adapter gives {@link brokerStream}: how to open a session and where a record is. */
@@ -248,7 +248,7 @@ class Stream<R, P> implements BrokerStream<R, P> {
     this.#closing.abort();
     this.#closed = (async () => {
       this.#wake();
-      this.#engine.group?.close?.();
+      this.#engine.group?.close();
       await this.#interrupt();
       await this.#engine.close?.();
     })();
