@@ -135,6 +135,22 @@ describe("redisStream on Redis", () => {
         expect((await waiting).value?.fields.i).toBe("3");
       }
 
+      // After a full batch the next one is read ahead; a pause drops it, and nothing is skipped or repeated.
+      {
+        const ahead = await produce(REDIS_URL, 25);
+        await using stream = redisStream({ client, key: ahead, batchSize: 10, blockMs: 50 });
+        expect((await stream.next()).value?.fields.i).toBe("0");
+        await vi.waitFor(() => expect(stream.deliveries).toBe(20));
+        await stream.pause();
+        expect(stream.deliveries).toBe(20);
+        stream.resume();
+        const rest: number[] = [];
+        for await (const record of stream) if (rest.push(Number(record.fields.i)) === 24) break;
+        expect(rest).toEqual(Array.from({ length: 24 }, (_, index) => index + 1));
+        // the resume read 1–10, then 11–20 and 21–24 ahead; a short batch reads nothing ahead
+        expect(stream.deliveries).toBe(20 + 24);
+      }
+
       const plain = uniqueName("plain");
       keys.push(plain);
       await client.set(plain, "not a stream");

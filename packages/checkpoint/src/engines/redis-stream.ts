@@ -205,38 +205,45 @@ class RedisEngine implements BrokerEngine<RedisStreamRecord, string> {
       return group.session(batchSize, blockMs, logger);
     }
     let after = await this.#exclusiveId(start);
-    let reading: Promise<readonly RedisStreamRecord[]> | undefined;
     const { client, key, batchSize, blockMs } = this.#options;
     let delivered = 0;
+    /** Sends one `XREAD` from after the last entry read; `block`: waits up to `blockMs` for new entries. */
+    const xread = async (block: boolean): Promise<readonly RedisStreamRecord[]> => {
+      const wait = block ? ["BLOCK", String(Math.round(blockMs))] : [];
+      const reply = await wrongType(
+        client.sendCommand(["XREAD", "COUNT", String(batchSize), ...wait, "STREAMS", key, after]),
+        key,
+      );
+      const records = parseReply(reply);
+      delivered += records.length;
+      const last = records.at(-1);
+      if (last) after = last.id;
+      return records;
+    };
+    // After a full batch, the next `XREAD` (without BLOCK) goes out at once, while the stream hands out this
+    // batch: Redis answers it meanwhile. A pause or a seek closes the session, which drops what it read.
+    let ahead: Promise<readonly RedisStreamRecord[]> | undefined;
+    let reading: Promise<readonly RedisStreamRecord[]> | undefined;
+    const readAhead = (records: readonly RedisStreamRecord[]) => {
+      if (records.length === batchSize) {
+        ahead = xread(false);
+        ahead.catch(() => {}); // the read that takes it sees its failure
+      }
+      return records;
+    };
     return {
       get delivered() {
         return delivered;
       },
       read() {
-        reading = (async () => {
-          const reply = await wrongType(
-            client.sendCommand([
-              "XREAD",
-              "COUNT",
-              String(batchSize),
-              "BLOCK",
-              String(Math.round(blockMs)),
-              "STREAMS",
-              key,
-              after,
-            ]),
-            key,
-          );
-          const records = parseReply(reply);
-          delivered += records.length;
-          const last = records.at(-1);
-          if (last) after = last.id;
-          return records;
-        })();
+        const next = ahead ?? xread(true);
+        ahead = undefined;
+        reading = next.then(readAhead);
         return reading;
       },
       close: async () => {
         await reading?.catch(() => {});
+        await ahead?.catch(() => {});
       },
     };
   }
