@@ -229,6 +229,9 @@ describe("the catalog against hostile HTTP answers", () => {
           expect(XError.is(error, ErrorCode.BAD_RESPONSE)).toBe(true);
           return;
         }
+        // Node 22's HTTP parser takes a bare CR for the end of a line (later ones refuse the answer, above):
+        // what it reads then is another answer, without this ETag.
+        if (etag.includes(0x0d)) return;
         const sent = response.etag;
         expect(sent).not.toBeNull();
         const asSent = Buffer.from(sent as string, "latin1");
