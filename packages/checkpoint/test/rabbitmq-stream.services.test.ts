@@ -64,13 +64,30 @@ afterAll(async () => {
 });
 
 describe("rabbitmqStream on RabbitMQ", () => {
-  it("reads a stream longer than a few prefetches, acknowledging once per half prefetch", async () => {
+  it("reads a stream longer than a few prefetches, acknowledging once per quarter prefetch", async () => {
     const queue = await produce(AMQP_URL, 25);
-    for (const prefetch of [1, 2, 3]) {
-      const stream = rabbitmqStream({ connect: () => amqp.connect(AMQP_URL), queue, prefetch });
+    for (const prefetch of [1, 2, 3, 8]) {
+      let acks = 0;
+      const connect = async () => {
+        const connection = await amqp.connect(AMQP_URL);
+        const createChannel = connection.createChannel.bind(connection);
+        connection.createChannel = async () => {
+          const channel = await createChannel();
+          const ack = channel.ack.bind(channel);
+          channel.ack = (message, allUpTo) => {
+            acks++;
+            ack(message, allUpTo);
+          };
+          return channel;
+        };
+        return connection;
+      };
+      const stream = rabbitmqStream({ connect, queue, prefetch });
       const seen: number[] = [];
       for await (const message of stream) if (seen.push(indexOf(message)) === 25) break;
       expect(seen).toEqual(Array.from({ length: 25 }, (_, index) => index));
+      expect(acks).toBeGreaterThan(0);
+      expect(acks).toBeLessThanOrEqual(Math.ceil(25 / Math.ceil(prefetch / 4)));
     }
   });
 

@@ -44,9 +44,10 @@ export type RabbitmqStreamStart = "first" | { offset: number } | { time: Date };
 /** Options of {@link rabbitmqStream}. */
 export interface RabbitmqStreamOptions extends StreamOptions {
   /**
-   * Opens a connection, for example `() => amqp.connect(url)`. Called at the first read, and again after the
-   * connection is lost (amqplib does not reconnect by itself); the stream closes the connections it opened.
-   * Required.
+   * Opens a connection, for example `() => amqp.connect(url, { noDelay: true })` (without `noDelay`, Nagle's
+   * algorithm can hold the acknowledgements and a pause's cancel for up to 40 ms). Called at the first read,
+   * and again after the connection is lost (amqplib does not reconnect by itself); the stream closes the
+   * connections it opened. Required.
    */
   connect: () => Promise<AmqpStreamConnection>;
   /** The stream queue (`x-queue-type: stream`). Required. */
@@ -83,7 +84,10 @@ const schema = v.strictObject({
  * ```ts
  * import amqp from "amqplib";
  * import { rabbitmqStream } from "@x/checkpoint/rabbitmq-stream";
- * const orders = rabbitmqStream({ connect: () => amqp.connect("amqp://127.0.0.1"), queue: "orders" });
+ * const orders = rabbitmqStream({
+ *   connect: () => amqp.connect("amqp://127.0.0.1", { noDelay: true }),
+ *   queue: "orders",
+ * });
  * for await (const order of orders) await cp.checkPulse(new Date(), { position: orders.position });
  * ```
  *
@@ -176,9 +180,10 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
       this.#options.queue,
     );
     let closed = false;
-    // A stream queue needs acknowledgements as credit for the next messages. Acknowledging once half the
-    // prefetch is handed out keeps the other half flowing, with one frame per half prefetch, not per read.
-    const ackEvery = Math.ceil(this.#options.prefetch / 2);
+    // A stream queue needs acknowledgements as credit for the next messages. Acknowledging once a quarter of
+    // the prefetch is handed out keeps the broker sending (after half, it waited for credit: 15 % slower,
+    // docs/benchmarks/checkpoint-engines.md), with one frame per quarter prefetch, not per read.
+    const ackEvery = Math.ceil(this.#options.prefetch / 4);
     let unacknowledged = 0;
     return {
       get delivered() {
