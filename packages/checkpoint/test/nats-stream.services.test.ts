@@ -121,6 +121,24 @@ describe("natsStream on NATS JetStream", () => {
     }
   });
 
+  it("holds at most twice batchSize while the loop does not take more, and skips none", async () => {
+    const { stream } = await produce(NATS_SERVER, 200);
+    const nc = await open(NATS_SERVER);
+    try {
+      await using orders = natsStream({ js: jetstream(nc), stream, batchSize: 10 });
+      expect((await orders.next()).value?.seq).toBe(1);
+      await vi.waitFor(() => expect(orders.deliveries).toBeGreaterThanOrEqual(10));
+      // a loop that takes nothing more: the client asks for nothing more either
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(orders.deliveries).toBeLessThanOrEqual(20);
+      const seqs = [1];
+      for await (const message of orders) if (seqs.push(message.seq) === 200) break;
+      expect(seqs).toEqual(Array.from({ length: 200 }, (_, index) => index + 1));
+    } finally {
+      await nc.close();
+    }
+  });
+
   it("leaves no consumer on the server after pauses, seeks and close", async () => {
     const { stream } = await produce(NATS_SERVER, 20);
     const nc = await open(NATS_SERVER);

@@ -79,7 +79,7 @@ export interface NatsStreamOptions<M extends NatsStreamMessage> extends StreamOp
   filterSubjects?: string | string[];
   /** Where to start: `"first"`, `{ seq }` (inclusive) or `{ time }` (the first message stored at or after it). Default `"first"`. */
   from?: NatsStreamStart;
-  /** Messages the client asks for at a time, and so at most buffers (`max_messages` of `consume()`). Default 500. */
+  /** Messages the client asks for at a time (`max_messages` of `consume()`); it holds at most twice this. Default 500. */
   batchSize?: number;
   /**
    * How long one pull request lasts (`expires` of `consume()`), in ms, at least 1 000. The client notices a
@@ -260,24 +260,47 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
         await remove();
         throw error;
       });
-    const iterator = messages[Symbol.asyncIterator]();
-    let reading: Promise<unknown> | undefined;
+    // A pump moves what the client received into a queue of the session's own, which `read()` hands over
+    // whole: a batch per read rather than a read per message. It stops while the queue holds a batch, so
+    // that the client asks the server for more only as the stream hands messages out.
+    const queue: M[] = [];
+    let failure: { error: unknown } | undefined;
+    let ended = false;
+    let wakeReader: (() => void) | undefined;
+    let wakePump: (() => void) | undefined;
+    const pump = (async () => {
+      try {
+        for await (const message of messages) {
+          queue.push(message);
+          const wake = wakeReader;
+          wakeReader = undefined;
+          wake?.();
+          if (queue.length >= batchSize) await new Promise<void>((resolve) => (wakePump = resolve));
+        }
+      } catch (error) {
+        failure = { error };
+      } finally {
+        ended = true;
+        wakeReader?.();
+      }
+    })();
     return {
       get delivered() {
         return messages.getReceived();
       },
       async read() {
-        const next = iterator.next();
-        reading = next;
-        const result = await next;
-        if (result.done) throw new Error("the JetStream consumer stopped");
-        return [result.value];
+        while (queue.length === 0 && !ended) await new Promise<void>((resolve) => (wakeReader = resolve));
+        if (queue.length === 0) throw failure?.error ?? new Error("the JetStream consumer stopped");
+        const batch = queue.splice(0);
+        wakePump?.();
+        wakePump = undefined;
+        return batch;
       },
       async close() {
-        // close() resolves once the iteration has ended: end it, after the read in flight (which close() ends).
+        // close() resolves once the iteration has ended: end it, and the pump with it.
         const closing = messages.close();
-        await reading?.catch(() => {});
-        await iterator.return?.();
+        wakePump?.();
+        await pump;
         await closing;
         await remove();
       },
