@@ -53,5 +53,5 @@ export function recordOf([id, pairs]: [unknown, unknown]): RedisStreamRecord {
   const list = Array.isArray(pairs) ? pairs : [];
   for (let index = 0; index + 1 < list.length; index += 2)
     fields[String(list[index])] = String(list[index + 1]);
-  return { id: text, time: new Date(Number(text.slice(0, text.indexOf("-")))), fields };
+  return { id: text, time: new Date(Number.parseInt(text, 10)), fields }; // the digits before the "-"
 }
