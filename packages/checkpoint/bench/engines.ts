@@ -3,8 +3,11 @@
 //   position, a heartbeat of the dependency every 50 records, no cache) ÷ records/s of the raw client doing
 //   the same checkpoint work (`ratio`, target ≥ 0.9), and ÷ records/s of the bare client without a checkpoint
 //   (`ratioToBareClient`). After a warm-up of each, the three run 5 times, alternating, so that the load of a
-//   shared machine weighs on all alike: the figures are medians (the ratios, of each run's ratios). All
-//   decode each record's payload, as an application would;
+//   shared machine weighs on all alike, each round starting with the next of the three, so that none
+//   always pays for the garbage of the same one: the figures are medians (the ratios, of each run's
+//   ratios). All decode each record's payload, as an application would, and every run opens the
+//   connection it reads on (Redis, RabbitMQ: with Nagle's algorithm off, as the README advises), as the
+//   adapter's run does;
 // - stale: records handed out after the pulse that detected a stalled dependency, and deliveries from the
 //   broker while paused (both targets 0);
 // - replay: the time to process again every record from the checkpointed position after recovery.
@@ -63,9 +66,11 @@ async function redisEngine(): Promise<Engine<{ id: string; fields: Record<string
   return {
     name: "redis",
     async raw(work) {
+      // a connection of its own, as the adapter's run has (XREAD BLOCK holds it)
+      const reader = await client.duplicate().connect();
       let after = "0-0";
       for (let seen = 0; seen < RECORDS; ) {
-        const reply = await client.xRead({ key, id: after }, { COUNT: 500, BLOCK: 1_000 });
+        const reply = await reader.xRead({ key, id: after }, { COUNT: 500, BLOCK: 1_000 });
         const messages =
           (reply as { messages: { id: string; message: Record<string, string> }[] }[] | null)?.[0]
             ?.messages ?? [];
@@ -76,6 +81,7 @@ async function redisEngine(): Promise<Engine<{ id: string; fields: Record<string
         }
         after = messages.at(-1)?.id ?? after;
       }
+      reader.destroy();
     },
     stream() {
       const reader = client.duplicate();
@@ -139,7 +145,9 @@ async function rabbitmqEngine(): Promise<Engine<AmqpStreamMessage, number>> {
   return {
     name: "rabbitmq-stream",
     async raw(work) {
-      const channel = await connection.createChannel();
+      // a connection of its own, opened and closed in the run as the adapter's run does
+      const consumer = await amqp.connect(AMQP_URL, { noDelay: true });
+      const channel = await consumer.createChannel();
       await channel.prefetch(500);
       let seen = 0;
       // The work of each message runs after the work of the one before: a chain, as amqplib calls back at once.
@@ -160,10 +168,10 @@ async function rabbitmqEngine(): Promise<Engine<AmqpStreamMessage, number>> {
         );
       });
       await chain;
-      await channel.close();
+      await consumer.close();
     },
-    stream: () => rabbitmqStream({ connect: () => amqp.connect(AMQP_URL), queue }),
-    indexOf: (message) => (JSON.parse(Buffer.from(message.content).toString()) as { i: number }).i,
+    stream: () => rabbitmqStream({ connect: () => amqp.connect(AMQP_URL, { noDelay: true }), queue }),
+    indexOf: (message) => (JSON.parse((message.content as Buffer).toString()) as { i: number }).i,
     async cleanup() {
       await confirms.deleteQueue(queue);
       await connection.close();
@@ -224,9 +232,13 @@ async function alternating(engine: Engine<unknown, unknown>) {
   };
   for (const run of Object.values(runs)) await run();
   const ms = { bare: [] as number[], raw: [] as number[], stream: [] as number[] };
+  const order = Object.entries(runs);
   for (let run = 0; run < RUNS; run++)
-    for (const [name, consume] of Object.entries(runs))
-      ms[name as keyof typeof ms].push(await timeMs(consume));
+    // each round starts with the next consumer: none always follows the same one (and pays for its garbage)
+    for (let step = 0; step < order.length; step++) {
+      const [name, consume] = order[(run + step) % order.length] as [keyof typeof ms, () => Promise<void>];
+      ms[name].push(await timeMs(consume));
+    }
   const ratios = (base: number[]) => base.map((baseMs, run) => baseMs / (ms.stream[run] as number));
   return {
     bareMs: median(ms.bare),
