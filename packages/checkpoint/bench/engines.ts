@@ -21,6 +21,7 @@ import { type AmqpStreamMessage, rabbitmqStream } from "@x/checkpoint/rabbitmq-s
 import { type BrokerStream, redisStream } from "@x/checkpoint/redis";
 import amqp from "amqplib";
 import { createClient } from "redis";
+import { addRedisEntries, publishNatsMessages } from "../test/indexed-records.js";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 /** Alternating runs of each consumer; the figures are their medians. */
@@ -56,12 +57,7 @@ interface Engine<R, P> {
 async function redisEngine(): Promise<Engine<{ id: string; fields: Record<string, string> }, string>> {
   const client = await createClient({ url: REDIS_URL }).connect();
   const key = `${tag}_orders`;
-  for (let from = 0; from < RECORDS; from += 1_000) {
-    const batch = [];
-    for (let index = from; index < Math.min(RECORDS, from + 1_000); index++)
-      batch.push(client.xAdd(key, "*", { i: String(index) }));
-    await Promise.all(batch);
-  }
+  await addRedisEntries(client, key, RECORDS);
   const readers: (typeof client)[] = [];
   return {
     name: "redis",
@@ -105,12 +101,7 @@ async function natsEngine(): Promise<Engine<JsMsg, number>> {
   const name = `${tag}_orders`.toUpperCase();
   const subject = `${name.toLowerCase()}.created`;
   await jsm.streams.add({ name, subjects: [subject], storage: "file" });
-  for (let from = 0; from < RECORDS; from += 1_000) {
-    const batch = [];
-    for (let index = from; index < Math.min(RECORDS, from + 1_000); index++)
-      batch.push(js.publish(subject, JSON.stringify({ i: index })));
-    await Promise.all(batch);
-  }
+  await publishNatsMessages(js, subject, RECORDS);
   return {
     name: "nats",
     async raw(work) {

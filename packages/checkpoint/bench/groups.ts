@@ -14,6 +14,7 @@ import { Checkpoint, Dependency } from "@x/checkpoint";
 import { natsStream } from "@x/checkpoint/nats";
 import { redisStream } from "@x/checkpoint/redis";
 import { createClient } from "redis";
+import { addRedisEntries, publishNatsMessages } from "../test/indexed-records.js";
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -90,12 +91,7 @@ async function throughAdapter<R>(
 async function redisEngine(): Promise<GroupEngine> {
   const admin = await createClient({ url: REDIS_URL }).connect();
   const key = `${tag}_orders`;
-  for (let from = 0; from < RECORDS; from += 1_000) {
-    const writes = [];
-    for (let index = from; index < Math.min(RECORDS, from + 1_000); index++)
-      writes.push(admin.xAdd(key, "*", { i: String(index) }));
-    await Promise.all(writes);
-  }
+  await addRedisEntries(admin, key, RECORDS);
   let groups = 0;
   return {
     name: "redis",
@@ -156,12 +152,7 @@ async function natsEngine(): Promise<GroupEngine> {
   const stream = `${tag}_orders`.toUpperCase();
   const subject = `${stream.toLowerCase()}.created`;
   await jsm.streams.add({ name: stream, subjects: [subject], storage: "file" });
-  for (let from = 0; from < RECORDS; from += 1_000) {
-    const writes = [];
-    for (let index = from; index < Math.min(RECORDS, from + 1_000); index++)
-      writes.push(js.publish(subject, JSON.stringify({ i: index })));
-    await Promise.all(writes);
-  }
+  await publishNatsMessages(js, subject, RECORDS);
   const member = () => natsConnect({ servers: NATS_SERVER });
   const members: Array<Awaited<ReturnType<typeof member>>> = [];
   let groups = 0;

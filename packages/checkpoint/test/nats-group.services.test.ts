@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "v
 import { ErrorCode } from "../src/index.js";
 import { natsStream } from "../src/nats.js";
 import { expectCode } from "./helpers.js";
+import { publishNatsMessages } from "./indexed-records.js";
 
 const NATS_SERVER = process.env.NATS_SERVER ?? "127.0.0.1:4222";
 vi.setConfig({ testTimeout: 60_000 });
@@ -45,13 +46,8 @@ async function produce(count: number): Promise<{ stream: string; subject: string
   return { stream, subject, group };
 }
 
-async function add(subject: string, count: number, from = 0): Promise<void> {
-  const js = jetstream(admin);
-  const writes = [];
-  for (let index = from; index < from + count; index++)
-    writes.push(js.publish(subject, JSON.stringify({ i: index })));
-  await Promise.all(writes);
-}
+const add = (subject: string, count: number, from = 0) =>
+  publishNatsMessages(jetstream(admin), subject, count, from);
 
 /** A member of `group` on its own connection, closed after the test. */
 async function member(

@@ -9,6 +9,7 @@ import { ErrorCode } from "../src/index.js";
 import { natsStream } from "../src/nats.js";
 import { runScenario, type ScenarioEngine } from "./engine-scenario.js";
 import { expectCode } from "./helpers.js";
+import { publishNatsMessages } from "./indexed-records.js";
 import { type PrivateServer, startPrivateServer } from "./private-server.js";
 
 const NATS_SERVER = process.env.NATS_SERVER ?? "127.0.0.1:4222";
@@ -30,12 +31,7 @@ async function produce(server: string, count: number): Promise<{ stream: string;
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [subject], storage: "file" });
   const js = jetstream(nc);
-  for (let from = 0; from < count; from += 1_000) {
-    const batch = [];
-    for (let index = from; index < Math.min(count, from + 1_000); index++)
-      batch.push(js.publish(subject, JSON.stringify({ i: index })));
-    await Promise.all(batch);
-  }
+  await publishNatsMessages(js, subject, count);
   await nc.close();
   return { stream, subject };
 }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "v
 import { ErrorCode } from "../src/index.js";
 import { idAt, type RedisStreamRecord, redisStream } from "../src/redis.js";
 import { expectCode } from "./helpers.js";
+import { addRedisEntries } from "./indexed-records.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 vi.setConfig({ testTimeout: 60_000 });
@@ -40,12 +41,7 @@ async function produce(count: number, from = 0): Promise<{ key: string; group: s
   return { key, group };
 }
 
-async function add(key: string, count: number, from = 0): Promise<void> {
-  const writes = [];
-  for (let index = from; index < from + count; index++)
-    writes.push(admin.xAdd(key, "*", { i: String(index) }));
-  await Promise.all(writes);
-}
+const add = (key: string, count: number, from = 0) => addRedisEntries(admin, key, count, from);
 
 /** A member of `group` on its own connection, closed after the test. */
 async function member(

@@ -10,6 +10,7 @@ import { ErrorCode } from "../src/index.js";
 import { type RedisStreamRecord, redisStream } from "../src/redis.js";
 import { runScenario, type ScenarioEngine } from "./engine-scenario.js";
 import { expectCode } from "./helpers.js";
+import { addRedisEntries } from "./indexed-records.js";
 import { type PrivateServer, startPrivateServer } from "./private-server.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -34,12 +35,7 @@ async function produce(url: string, count: number): Promise<string> {
   const key = uniqueName("orders");
   keys.push(key);
   const client = await connect(url);
-  for (let from = 0; from < count; from += 1_000) {
-    const batch = [];
-    for (let index = from; index < Math.min(count, from + 1_000); index++)
-      batch.push(client.xAdd(key, "*", { i: String(index) }));
-    await Promise.all(batch);
-  }
+  await addRedisEntries(client, key, count);
   client.destroy();
   return key;
 }
