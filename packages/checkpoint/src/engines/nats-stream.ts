@@ -1,6 +1,7 @@
 import { durationMs, optionError, v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
+import { Inbox } from "./inbox.js";
 import {
   NatsGroup,
   type NatsGroupClient,
@@ -260,46 +261,30 @@ class NatsEngine<M extends NatsStreamMessage> implements BrokerEngine<M, number>
         await remove();
         throw error;
       });
-    // A pump moves what the client received into a queue of the session's own, which `read()` hands over
-    // whole: a batch per read rather than a read per message. It stops while the queue holds a batch, so
-    // that the client asks the server for more only as the stream hands messages out.
-    const queue: M[] = [];
-    let failure: { error: unknown } | undefined;
-    let ended = false;
-    let wakeReader: (() => void) | undefined;
-    let wakePump: (() => void) | undefined;
+    // A pump moves what the client received into an inbox, which each read takes whole: a batch per read
+    // rather than a read per message. It waits while the inbox holds a batch, so that the client asks the
+    // server for more only as the stream hands messages out.
+    const inbox = new Inbox<M>();
     const pump = (async () => {
       try {
         for await (const message of messages) {
-          queue.push(message);
-          const wake = wakeReader;
-          wakeReader = undefined;
-          wake?.();
-          if (queue.length >= batchSize) await new Promise<void>((resolve) => (wakePump = resolve));
+          inbox.push(message);
+          if (inbox.size >= batchSize) await inbox.taken();
         }
+        inbox.end(new Error("the JetStream consumer stopped"));
       } catch (error) {
-        failure = { error };
-      } finally {
-        ended = true;
-        wakeReader?.();
+        inbox.end(error);
       }
     })();
     return {
       get delivered() {
         return messages.getReceived();
       },
-      async read() {
-        while (queue.length === 0 && !ended) await new Promise<void>((resolve) => (wakeReader = resolve));
-        if (queue.length === 0) throw failure?.error ?? new Error("the JetStream consumer stopped");
-        const batch = queue.splice(0);
-        wakePump?.();
-        wakePump = undefined;
-        return batch;
-      },
+      read: () => inbox.take(),
       async close() {
         // close() resolves once the iteration has ended: end it, and the pump with it.
         const closing = messages.close();
-        wakePump?.();
+        inbox.end(new Error("the session is closed"));
         await pump;
         await closing;
         await remove();

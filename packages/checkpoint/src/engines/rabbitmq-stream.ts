@@ -1,6 +1,7 @@
 import { v } from "@x/core/internal";
 import { CheckpointError, ErrorCode } from "../errors.js";
 import type { BrokerEngine, BrokerSession, BrokerStream, SessionStart } from "./broker-stream.js";
+import { Inbox } from "./inbox.js";
 import {
   checkPositionOf,
   count,
@@ -155,25 +156,18 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
   async open(start: SessionStart<number>): Promise<BrokerSession<AmqpStreamMessage>> {
     const connection = await this.#connect();
     const channel = await connection.createChannel();
-    const queue: AmqpStreamMessage[] = [];
+    const inbox = new Inbox<AmqpStreamMessage>();
     let delivered = 0;
-    let failure: { error: unknown } | undefined;
-    let wake: (() => void) | undefined;
-    const fail = (error: unknown) => {
-      failure ??= { error };
-      wake?.();
-    };
-    channel.on("error", fail);
-    channel.on("close", () => fail(new Error("the channel closed")));
+    channel.on("error", (error: unknown) => inbox.end(error));
+    channel.on("close", () => inbox.end(new Error("the channel closed")));
     await channel.prefetch(this.#options.prefetch);
     const { consumerTag } = await refusals(
       channel.consume(
         this.#options.queue,
         (message) => {
-          if (message === null) return fail(new Error("the broker cancelled the consumer"));
+          if (message === null) return inbox.end(new Error("the broker cancelled the consumer"));
           delivered++;
-          queue.push(message);
-          wake?.();
+          inbox.push(message);
         },
         { noAck: false, arguments: { "x-stream-offset": this.#offsetArgument(start) } },
       ),
@@ -190,10 +184,7 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
         return delivered;
       },
       async read() {
-        while (queue.length === 0 && !failure && !closed)
-          await new Promise<void>((resolve) => (wake = resolve));
-        if (queue.length === 0) throw failure?.error ?? new Error("the session is closed");
-        const batch = queue.splice(0);
+        const batch = await inbox.take();
         unacknowledged += batch.length;
         if (unacknowledged >= ackEvery) {
           channel.ack(batch.at(-1)!, true);
@@ -204,8 +195,9 @@ class RabbitmqEngine implements BrokerEngine<AmqpStreamMessage, number> {
       async close() {
         if (closed) return;
         closed = true;
-        wake?.();
-        if (failure) return;
+        const failed = inbox.ended;
+        inbox.end(new Error("the session is closed"));
+        if (failed) return;
         await channel.cancel(consumerTag);
         await channel.close();
       },
